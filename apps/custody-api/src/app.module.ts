@@ -1,0 +1,24 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { PlatformModule, type PlatformOptions } from '@tessera/platform';
+import type { Env } from './config/env';
+import { entities, SCHEMA } from './database/database';
+import { migrations } from './database/migrations';
+
+@Module({})
+export class AppModule {
+  static forRoot(env: Env, overrides: Partial<PlatformOptions> = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        PlatformModule.forRoot({
+          service: 'custody-api',
+          env,
+          config: env,
+          errorShape: 'custody',
+          database: { schema: SCHEMA, entities, migrations },
+          ...overrides,
+        }),
+      ],
+    };
+  }
+}

@@ -1,0 +1,13 @@
+import type { ServiceDatabaseOptions } from '@tessera/platform';
+import { ResourceEntity } from '../modules/resources/entities/resource.entity';
+import { migrations } from './migrations';
+
+export const SCHEMA = 'media';
+export const entities = [ResourceEntity];
+
+export const databaseOptions = (url: string): ServiceDatabaseOptions => ({
+  url,
+  schema: SCHEMA,
+  entities,
+  migrations,
+});

@@ -1,0 +1,4 @@
+import { runMigrateCli } from '@tessera/platform';
+import { databaseOptions } from './database';
+
+void runMigrateCli(databaseOptions);

@@ -1,0 +1,11 @@
+import { join } from 'node:path';
+import { describeServiceBoot, migratorFor } from '@tessera/testing';
+import { AppModule } from '../src/app.module';
+import { loadEnv } from '../src/config/env';
+import { databaseOptions } from '../src/database/database';
+
+describeServiceBoot(
+  'verification-api',
+  migratorFor(databaseOptions, join(__dirname, '../src/database/migrations')),
+  (env) => AppModule.forRoot(loadEnv(env)),
+);

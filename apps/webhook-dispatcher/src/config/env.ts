@@ -1,0 +1,14 @@
+import { baseEnvSchema, loadConfig } from '@tessera/platform';
+import { z } from 'zod';
+
+export const envSchema = baseEnvSchema.extend({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3003),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.string().optional(),
+  WEBHOOK_CA_FILE: z.string().optional(),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+/** The only reader of process.env in this app. */
+export const loadEnv = (env: Record<string, string | undefined> = process.env): Env =>
+  loadConfig(envSchema, env);

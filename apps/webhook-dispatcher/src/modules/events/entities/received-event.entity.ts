@@ -1,0 +1,35 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+
+/**
+ * The dispatcher's inbox: each event relayed from a producer's outbox, once. The event id is the primary
+ * key, so a redelivered job (BullMQ retry, relay replay) never creates a second row.
+ */
+@Entity({ name: 'received_events' })
+export class ReceivedEventEntity {
+  @PrimaryColumn('uuid', { name: 'event_id' })
+  eventId: string;
+
+  @Column('text')
+  source: string;
+
+  @Column('text', { name: 'tenant_id' })
+  tenantId: string;
+
+  @Column('text', { name: 'event_type' })
+  eventType: string;
+
+  @Column('text', { name: 'entity_type' })
+  entityType: string;
+
+  @Column('text', { name: 'entity_id' })
+  entityId: string;
+
+  @Column('jsonb')
+  data: Record<string, unknown>;
+
+  @Column('timestamptz', { name: 'occurred_at' })
+  occurredAt: Date;
+
+  @CreateDateColumn({ type: 'timestamptz', name: 'received_at' })
+  receivedAt: Date;
+}

@@ -1,0 +1,3 @@
+export * from './encryption';
+export * from './rate-limiter';
+export * from './secrets';

@@ -1,0 +1,3 @@
+export * from './queues';
+export * from './jobs';
+export * from './rpc';

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { QUEUES, type QueueName } from './queues';
+
+export interface JobDefinition<S extends z.ZodType = z.ZodType> {
+  queue: QueueName;
+  /** Versioned: a breaking change to the payload is a new name (".v2"), never an edit. */
+  name: string;
+  schema: S;
+}
+
+function defineJob<S extends z.ZodType>(queue: QueueName, name: string, schema: S): JobDefinition<S> {
+  return { queue, name, schema };
+}
+
+/** A partner-visible event committed to a producer's outbox (ARCHITECTURE.md, "Transactional outbox"). */
+export const webhookEventPayload = z.object({
+  eventId: z.string().uuid(),
+  source: z.enum(['custody', 'verification']),
+  tenantId: z.string().min(1),
+  eventType: z.string().min(1),
+  entityType: z.string().min(1),
+  entityId: z.string().min(1),
+  occurredAt: z.string().datetime({ offset: true }),
+  data: z.record(z.string(), z.unknown()),
+});
+export type WebhookEventPayload = z.infer<typeof webhookEventPayload>;
+
+export const JOBS = {
+  WEBHOOK_EVENT: defineJob(QUEUES.WEBHOOK_EVENTS, 'webhook.event.v1', webhookEventPayload),
+} as const;
+
+export type JobKey = keyof typeof JOBS;
+export type JobPayload<K extends JobKey> = z.infer<(typeof JOBS)[K]['schema']>;
+
+const BY_NAME = new Map<string, JobDefinition>(Object.values(JOBS).map((job) => [job.name, job]));
+
+export function jobDefinition(name: string): JobDefinition | undefined {
+  return BY_NAME.get(name);
+}
+
+export function jobsOfQueue(queue: QueueName): JobDefinition[] {
+  return Object.values(JOBS).filter((job) => job.queue === queue);
+}
+
+/** A payload that does not match its schema: a bug in the producer, never worth a retry. */
+export class JobPayloadError extends Error {
+  constructor(
+    readonly jobName: string,
+    readonly issues: string[],
+  ) {
+    super(`Job ${jobName} has an invalid payload: ${issues.join('; ')}`);
+    this.name = 'JobPayloadError';
+  }
+}
+
+export function parseJobPayload<S extends z.ZodType>(job: JobDefinition<S>, data: unknown): z.infer<S> {
+  const result = job.schema.safeParse(data);
+  if (!result.success) {
+    throw new JobPayloadError(
+      job.name,
+      result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+    );
+  }
+  return result.data;
+}
+
+/**
+ * Startup check: every job of every consumed queue has exactly one processor.
+ * `handled` lists job names, once per registered processor.
+ */
+export function assertJobCoverage(consumed: readonly QueueName[], handled: readonly string[]): void {
+  const problems: string[] = [];
+  for (const queue of consumed) {
+    for (const job of jobsOfQueue(queue)) {
+      const count = handled.filter((name) => name === job.name).length;
+      if (count === 0) problems.push(`job ${job.name} on queue ${queue} has no processor`);
+      if (count > 1) problems.push(`job ${job.name} on queue ${queue} has ${count} processors`);
+    }
+  }
+  for (const name of new Set(handled)) {
+    const job = BY_NAME.get(name);
+    if (!job) problems.push(`processor for unknown job ${name}`);
+    else if (!consumed.includes(job.queue))
+      problems.push(`processor for job ${name} but queue ${job.queue} is not consumed`);
+  }
+  if (problems.length > 0) throw new Error(`Job processor check failed: ${problems.join('; ')}`);
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/** Thrown at boot when the environment does not match the service's schema. */
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`Invalid environment configuration:\n  - ${issues.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const base64Key32 = z
+  .string()
+  .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes');
+
+/** Variables every Tessera service reads (DECISIONS.md, "Operating interface"). */
+export const baseEnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must be a redis:// URL'),
+  PORT: z.coerce.number().int().min(0).max(65535),
+  HOST: z.string().default('0.0.0.0'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_REQUESTS: boolean.default(true),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  SECRETS_MASTER_KEY: base64Key32.optional(),
+  MIGRATE_ON_BOOT: boolean.default(false),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _.:- only')
+    .default('tessera'),
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10000),
+});
+
+export type BaseEnv = z.infer<typeof baseEnvSchema>;
+
+/** Parses the environment once; a bad value crashes the boot with every problem listed. */
+export function loadConfig<S extends z.ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): z.infer<S> {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+    );
+  }
+  return result.data;
+}
+
+export { boolean as envBoolean, base64Key32 as envBase64Key32 };

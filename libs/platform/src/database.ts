@@ -1,0 +1,183 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { baseEnvSchema, loadConfig } from './config';
+import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
+
+export interface ServiceDatabaseOptions {
+  url: string;
+  /** The service's own schema: verification, custody, webhooks or media. */
+  schema: string;
+  entities: MixedList<Function | string | EntitySchema>;
+  migrations: MixedList<Function | string>;
+  poolSize?: number;
+  applicationName?: string;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
+
+function assertSchemaName(schema: string): void {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`Invalid schema name: ${schema}`);
+}
+
+/** DataSource options for one service schema: its own migrations table, never synchronize. */
+export function serviceDataSourceOptions(opts: ServiceDatabaseOptions): DataSourceOptions {
+  assertSchemaName(opts.schema);
+  return {
+    type: 'postgres',
+    url: opts.url,
+    schema: opts.schema,
+    entities: opts.entities,
+    migrations: opts.migrations,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    uuidExtension: 'pgcrypto',
+    migrationsRun: false,
+    logging: false,
+    extra: {
+      max: opts.poolSize ?? 20,
+      application_name: opts.applicationName ?? opts.schema,
+      options: `-c search_path=${opts.schema},public`,
+    },
+  };
+}
+
+/**
+ * TypeORM creates "<schema>"."migrations" before the first migration runs, so the schema must exist first.
+ * An advisory lock serialises concurrent migrators (two replicas booting with MIGRATE_ON_BOOT).
+ */
+export async function migrateServiceSchema(opts: ServiceDatabaseOptions): Promise<string[]> {
+  assertSchemaName(opts.schema);
+  const lock = new Client({ connectionString: opts.url, application_name: `${opts.schema}-migrate` });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock(hashtext($1))', [`tessera:migrate:${opts.schema}`]);
+    await lock.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema}"`);
+    const dataSource = new DataSource(serviceDataSourceOptions({ ...opts, poolSize: 2 }));
+    await dataSource.initialize();
+    try {
+      const ran = await dataSource.runMigrations({ transaction: 'each' });
+      return ran.map((m) => m.name);
+    } finally {
+      await dataSource.destroy();
+    }
+  } finally {
+    await lock
+      .query('SELECT pg_advisory_unlock(hashtext($1))', [`tessera:migrate:${opts.schema}`])
+      .catch(() => undefined);
+    await lock.end();
+  }
+}
+
+/**
+ * Generates the SQL that would bring the migrated schema in line with the entities.
+ * An empty list means entities and migrations agree; CI fails otherwise.
+ */
+export async function pendingSchemaChanges(opts: ServiceDatabaseOptions): Promise<string[]> {
+  const dataSource = new DataSource(serviceDataSourceOptions({ ...opts, poolSize: 2 }));
+  await dataSource.initialize();
+  try {
+    const sql = await dataSource.driver.createSchemaBuilder().log();
+    return sql.upQueries.map((q) => q.query);
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+function migrationSource(className: string, up: string[], down: string[]): string {
+  const lines = (queries: string[]) =>
+    queries.map((q) => `    await queryRunner.query(${JSON.stringify(q)});`).join('\n');
+  return `import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+export class ${className} implements MigrationInterface {
+  name = '${className}';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+${lines(up)}
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+${lines(down)}
+  }
+}
+`;
+}
+
+/** Writes a migration with the SQL that brings the migrated schema in line with the entities. */
+export async function generateMigration(
+  opts: ServiceDatabaseOptions,
+  name: string,
+  dir: string,
+): Promise<string | null> {
+  const dataSource = new DataSource(serviceDataSourceOptions({ ...opts, poolSize: 2 }));
+  await dataSource.initialize();
+  try {
+    const sql = await dataSource.driver.createSchemaBuilder().log();
+    if (sql.upQueries.length === 0) return null;
+    const timestamp = Date.now();
+    const className = `${name.replace(/[^A-Za-z0-9]/g, '')}${timestamp}`;
+    const file = join(dir, `${timestamp}-${name}.ts`);
+    writeFileSync(
+      file,
+      migrationSource(
+        className,
+        sql.upQueries.map((q) => q.query),
+        sql.downQueries.reverse().map((q) => q.query),
+      ),
+    );
+    return file;
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+/**
+ * Entry for each app's `db:migrate` script. Plain: migrate. `--check`: migrate, then fail when the entities
+ * would still change the schema (drift). `--generate Name --dir src/database/migrations`: write that change.
+ */
+export async function runMigrateCli(
+  optionsFor: (databaseUrl: string) => ServiceDatabaseOptions,
+  argv: string[] = process.argv,
+): Promise<void> {
+  let opts: ServiceDatabaseOptions;
+  try {
+    // The migrate command needs only DATABASE_URL, so it is parsed here rather than with the app's full schema.
+    // eslint-disable-next-line no-restricted-syntax
+    opts = optionsFor(loadConfig(baseEnvSchema.pick({ DATABASE_URL: true }), process.env).DATABASE_URL);
+  } catch (err) {
+    console.error((err as Error).message);
+    process.exitCode = 1;
+    return;
+  }
+  try {
+    const generate = argv.indexOf('--generate');
+    if (generate >= 0) {
+      await migrateServiceSchema(opts);
+      const dirIndex = argv.indexOf('--dir');
+      const file = await generateMigration(
+        opts,
+        argv[generate + 1] ?? 'Change',
+        dirIndex >= 0 ? argv[dirIndex + 1] : '.',
+      );
+      console.log(JSON.stringify({ schema: opts.schema, generated: file }));
+      return;
+    }
+    const ran = await migrateServiceSchema(opts);
+    const line: Record<string, unknown> = { schema: opts.schema, migrationsRun: ran };
+    if (argv.includes('--check')) {
+      const drift = await pendingSchemaChanges(opts);
+      line.drift = drift;
+      if (drift.length > 0) {
+        console.error(JSON.stringify(line, null, 2));
+        console.error(`Entities and migrations of schema "${opts.schema}" have drifted apart.`);
+        process.exitCode = 1;
+        return;
+      }
+    }
+    console.log(JSON.stringify(line));
+  } catch (err) {
+    console.error(`Migrating schema "${opts.schema}" failed: ${(err as Error).message}`);
+    process.exitCode = 1;
+  }
+}

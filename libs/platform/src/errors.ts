@@ -1,0 +1,31 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+
+export type FieldErrors = Record<string, string[]>;
+
+/**
+ * A domain error with the status it maps to. `errors` carries field messages (custody shape);
+ * the verification filter reports only `message`.
+ */
+export class AppException extends HttpException {
+  constructor(
+    status: number,
+    message: string,
+    readonly errors?: FieldErrors,
+    readonly code?: string,
+  ) {
+    super({ message, errors }, status);
+  }
+}
+
+export class TooManyRequestsException extends HttpException {
+  constructor(readonly retryAfterSeconds: number) {
+    super('Too many requests', HttpStatus.TOO_MANY_REQUESTS);
+  }
+}
+
+export const badRequest = (message: string, errors?: FieldErrors) => new AppException(400, message, errors);
+export const unauthorized = (message: string) => new AppException(401, message);
+export const forbidden = (message: string) => new AppException(403, message);
+export const notFound = (message: string) => new AppException(404, message);
+export const conflict = (message: string) => new AppException(409, message);
+export const unprocessable = (message: string) => new AppException(422, message);

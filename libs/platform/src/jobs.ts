@@ -1,0 +1,170 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+  SetMetadata,
+} from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import {
+  assertJobCoverage,
+  jobDefinition,
+  JobPayloadError,
+  JOBS,
+  type JobKey,
+  type JobPayload,
+  parseJobPayload,
+  type QueueName,
+} from '@tessera/contracts';
+import { type Job, type JobsOptions, Queue, UnrecoverableError, Worker } from 'bullmq';
+import type Redis from 'ioredis';
+import { bullPrefix } from './redis';
+import { PLATFORM_OPTIONS, REDIS, type PlatformOptions } from './tokens';
+
+const PROCESS_JOB = Symbol('tessera:process-job');
+
+/** Marks a provider method as the one processor of a job. Its argument is the parsed payload. */
+export const ProcessJob = (job: { name: string }) => SetMetadata(PROCESS_JOB, job.name);
+
+export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { count: 1000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+/** Producer side: payloads are validated before they are enqueued. */
+@Injectable()
+export class JobQueues implements OnModuleDestroy {
+  private readonly queues = new Map<QueueName, Queue>();
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(PLATFORM_OPTIONS) private readonly options: PlatformOptions,
+  ) {}
+
+  queue(name: QueueName): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, {
+        connection: this.redis,
+        prefix: bullPrefix(this.options.env.QUEUE_PREFIX),
+        defaultJobOptions: DEFAULT_JOB_OPTIONS,
+      });
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  async add<K extends JobKey>(key: K, payload: JobPayload<K>, opts: JobsOptions = {}): Promise<void> {
+    const job = JOBS[key];
+    const data = parseJobPayload(job, payload);
+    await this.queue(job.queue).add(job.name, data, opts);
+  }
+
+  async addBulk<K extends JobKey>(
+    key: K,
+    items: { payload: JobPayload<K>; jobId?: string }[],
+  ): Promise<void> {
+    const job = JOBS[key];
+    await this.queue(job.queue).addBulk(
+      items.map((item) => ({
+        name: job.name,
+        data: parseJobPayload(job, item.payload),
+        opts: { jobId: item.jobId },
+      })),
+    );
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+  }
+}
+
+type Handler = (payload: unknown, job: Job) => Promise<unknown>;
+
+/**
+ * Consumer side: finds every @ProcessJob method, checks that each job of each consumed queue has exactly
+ * one, and runs a BullMQ worker per queue. A payload that fails its schema fails the job at once
+ * (UnrecoverableError): it stays in the failed set as a dead letter and is never retried.
+ * On shutdown, workers finish their active jobs before the process exits.
+ */
+@Injectable()
+export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(JobWorkers.name);
+  private readonly workers: Worker[] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(PLATFORM_OPTIONS) private readonly options: PlatformOptions,
+  ) {}
+
+  private findHandlers(): Map<string, Handler[]> {
+    const handlers = new Map<string, Handler[]>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
+      const prototype = Object.getPrototypeOf(instance);
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const jobName = this.reflector.get<string | undefined>(PROCESS_JOB, prototype[method]);
+        if (!jobName) continue;
+        const list = handlers.get(jobName) ?? [];
+        list.push((payload, job) => (instance[method] as Handler).call(instance, payload, job));
+        handlers.set(jobName, list);
+      }
+    }
+    return handlers;
+  }
+
+  onApplicationBootstrap(): void {
+    const consumes = this.options.consumes ?? [];
+    const handlers = this.findHandlers();
+    assertJobCoverage(
+      consumes,
+      [...handlers.entries()].flatMap(([name, list]) => list.map(() => name)),
+    );
+    for (const queue of consumes) {
+      const worker = new Worker(queue, (job) => this.process(job, handlers), {
+        connection: this.redis,
+        prefix: bullPrefix(this.options.env.QUEUE_PREFIX),
+        concurrency: this.options.workerConcurrency ?? 20,
+        autorun: true,
+      });
+      worker.on('failed', (job, err) => {
+        if (err instanceof UnrecoverableError) {
+          this.logger.error({ jobId: job?.id, job: job?.name, queue, err: err.message }, 'job dead-lettered');
+        } else {
+          this.logger.warn(
+            { jobId: job?.id, job: job?.name, queue, attempt: job?.attemptsMade, err: err.message },
+            'job failed',
+          );
+        }
+      });
+      worker.on('error', (err) => this.logger.error({ queue, err: err.message }, 'worker error'));
+      this.workers.push(worker);
+    }
+  }
+
+  private async process(job: Job, handlers: Map<string, Handler[]>): Promise<unknown> {
+    const definition = jobDefinition(job.name);
+    const handler = handlers.get(job.name)?.[0];
+    if (!definition || !handler) throw new UnrecoverableError(`No processor for job ${job.name}`);
+    let payload: unknown;
+    try {
+      payload = parseJobPayload(definition, job.data);
+    } catch (err) {
+      if (err instanceof JobPayloadError) throw new UnrecoverableError(err.message);
+      throw err;
+    }
+    return handler(payload, job);
+  }
+
+  /** Stops taking jobs and waits for the active ones: the drain of a graceful shutdown. */
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+  }
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { LoggerModule } from 'nestjs-pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
+import { redactSecrets } from './redact';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A caller's X-Request-Id is kept when it is sane; otherwise the service mints one. */
+export function requestIdFor(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  const value = Array.isArray(incoming) ? incoming[0] : incoming;
+  return value && REQUEST_ID.test(value) ? value : randomUUID();
+}
+
+export interface LoggingOptions {
+  service: string;
+  level: string;
+  /** Where lines go; a test passes a stream to read them back. */
+  destination?: pino.DestinationStream;
+}
+
+/** pino options shared by the HTTP logger and standalone workers: JSON lines, secrets redacted at the logger. */
+export function pinoOptions(opts: Pick<LoggingOptions, 'service' | 'level'>): LoggerOptions {
+  return {
+    level: opts.level,
+    base: { service: opts.service },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: {
+      level: (label) => ({ level: label }),
+      log: (object) => redactSecrets(object),
+    },
+    serializers: {
+      err: pino.stdSerializers.err,
+    },
+  };
+}
+
+export function createLogger(opts: LoggingOptions): Logger {
+  return opts.destination ? pino(pinoOptions(opts), opts.destination) : pino(pinoOptions(opts));
+}
+
+const QUIET_PATHS = /^\/(health|metrics)(\?|$)/;
+
+/**
+ * nestjs-pino module: every line logged during a request carries its `requestId` (async-local binding).
+ * The access line is written by `logRequests` below rather than pino-http's auto-logging, which is costly.
+ */
+export function loggingModule(logger: Logger) {
+  return LoggerModule.forRoot({
+    pinoHttp: {
+      logger,
+      genReqId: (req: IncomingMessage) => (req as IncomingMessage & { id?: string }).id ?? requestIdFor(req),
+      customAttributeKeys: { reqId: 'requestId' },
+      quietReqLogger: true,
+      autoLogging: false,
+    },
+  });
+}
+
+/**
+ * One access line per request. Headers are included only on 4xx and 5xx answers (where they help), and
+ * go through the same redaction as every other field.
+ */
+export function logRequests(fastify: FastifyInstance, logger: Logger): void {
+  fastify.addHook('onResponse', async (request, reply) => {
+    if (QUIET_PATHS.test(request.url)) return;
+    const status = reply.statusCode;
+    const line: Record<string, unknown> = {
+      requestId: request.id,
+      method: request.method,
+      url: request.url,
+      statusCode: status,
+      durationMs: Math.round(reply.elapsedTime * 10) / 10,
+    };
+    if (status >= 400) line.headers = request.headers;
+    if (status >= 500) logger.error(line, 'request completed');
+    else if (status >= 400) logger.warn(line, 'request completed');
+    else logger.info(line, 'request completed');
+  });
+}

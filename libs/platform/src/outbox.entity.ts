@@ -1,0 +1,37 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
+
+/**
+ * A partner event written in the same transaction as the state change that caused it
+ * (ARCHITECTURE.md, "Transactional outbox"). Each producing service has this table in its own schema;
+ * a relay moves committed rows to the webhook.events queue and stamps `relayedAt`.
+ */
+@Entity({ name: 'outbox' })
+@Index('outbox_unrelayed_idx', ['createdAt'], { where: '"relayed_at" IS NULL' })
+export class OutboxEventEntity {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column('text', { name: 'tenant_id' })
+  tenantId: string;
+
+  @Column('text', { name: 'event_type' })
+  eventType: string;
+
+  @Column('text', { name: 'entity_type' })
+  entityType: string;
+
+  @Column('text', { name: 'entity_id' })
+  entityId: string;
+
+  @Column('jsonb')
+  data: Record<string, unknown>;
+
+  @Column('timestamptz', { name: 'occurred_at' })
+  occurredAt: Date;
+
+  @CreateDateColumn({ type: 'timestamptz', name: 'created_at' })
+  createdAt: Date;
+
+  @Column('timestamptz', { name: 'relayed_at', nullable: true })
+  relayedAt: Date | null;
+}

@@ -1,0 +1,27 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { OutboxEventEntity } from './outbox.entity';
+
+export interface OutboxEvent {
+  tenantId: string;
+  eventType: string;
+  entityType: string;
+  entityId: string;
+  data: Record<string, unknown>;
+  occurredAt?: Date;
+}
+
+/** Appends events inside the caller's transaction; nothing leaves before that transaction commits. */
+export async function appendToOutbox(manager: EntityManager, events: OutboxEvent[]): Promise<string[]> {
+  const rows = events.map((event) => ({
+    id: randomUUID(),
+    tenantId: event.tenantId,
+    eventType: event.eventType,
+    entityType: event.entityType,
+    entityId: event.entityId,
+    data: event.data,
+    occurredAt: event.occurredAt ?? new Date(),
+  }));
+  if (rows.length > 0) await manager.insert(OutboxEventEntity, rows as never);
+  return rows.map((r) => r.id);
+}

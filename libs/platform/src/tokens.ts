@@ -1,0 +1,26 @@
+import type { QueueName } from '@tessera/contracts';
+import type { MixedList, EntitySchema } from 'typeorm';
+import type { BaseEnv } from './config';
+
+export const PLATFORM_OPTIONS = Symbol('PLATFORM_OPTIONS');
+export const REDIS = Symbol('REDIS');
+export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+export interface PlatformOptions {
+  /** Service name: the log `service` field and the metrics label. */
+  service: string;
+  env: BaseEnv;
+  /** Which contract's error shape this HTTP app speaks. */
+  errorShape: 'verification' | 'custody';
+  database: {
+    schema: string;
+    entities: MixedList<Function | string | EntitySchema>;
+    migrations: MixedList<Function | string>;
+  };
+  /** Queues this process works. Each of their jobs must have exactly one @ProcessJob. */
+  consumes?: QueueName[];
+  workerConcurrency?: number;
+  /** Where log lines go (default stdout); tests pass a LogCapture. */
+  logDestination?: NodeJS.WritableStream;
+}

@@ -1,0 +1,48 @@
+import { createServer, connect, type Socket } from 'node:net';
+
+export interface TcpProxy {
+  port: number;
+  url: (scheme: string) => string;
+  /** Cuts every open connection and refuses new ones: the dependency becomes unreachable. */
+  cut: () => void;
+  /** Accepts connections again. */
+  restore: () => void;
+  close: () => Promise<void>;
+}
+
+/** A loopback proxy in front of a real service, so a test can make that service unreachable and bring it back. */
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  let open = true;
+  const server = createServer((client) => {
+    if (!open) {
+      client.destroy();
+      return;
+    }
+    const upstream = connect(targetPort, targetHost);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => s.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const cut = () => {
+    open = false;
+    for (const s of sockets) s.destroy();
+  };
+  return {
+    port,
+    url: (scheme) => `${scheme}://127.0.0.1:${port}`,
+    cut,
+    restore: () => {
+      open = true;
+    },
+    close: async () => {
+      cut();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

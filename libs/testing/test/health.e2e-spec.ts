@@ -1,0 +1,80 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { RPC, pingReply } from '@tessera/contracts';
+import { RpcClient } from '@tessera/platform';
+import request from 'supertest';
+import { bootApp, createTestEnvironment, startTcpProxy, type TcpProxy, type TestEnvironment } from '../src';
+import { fixtureMigrator, FixtureModule } from './fixture/fixture';
+
+let env: TestEnvironment;
+let proxy: TcpProxy;
+let app: NestFastifyApplication;
+
+beforeAll(async () => {
+  env = await createTestEnvironment([fixtureMigrator]);
+  proxy = await startTcpProxy('127.0.0.1', 6379);
+  app = await bootApp(FixtureModule.forRoot({ ...env.env, REDIS_URL: proxy.url('redis') }), { rpc: false });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await proxy?.close();
+  await env?.teardown();
+});
+
+describe('/health', () => {
+  it('reports Postgres and Redis up with 200', async () => {
+    const res = await request(app.getHttpServer()).get('/health').expect(200);
+    expect(res.body).toMatchObject({
+      status: 'ok',
+      checks: { postgres: { status: 'up' }, redis: { status: 'up' } },
+    });
+  });
+
+  it('answers 503 when Redis becomes unreachable, and 200 again when it is back', async () => {
+    proxy.cut();
+    const down = await request(app.getHttpServer()).get('/health').expect(503);
+    expect(down.body).toMatchObject({
+      status: 'error',
+      checks: { postgres: { status: 'up' }, redis: { status: 'down' } },
+    });
+    proxy.restore();
+    await waitFor(async () => (await request(app.getHttpServer()).get('/health')).status === 200);
+  });
+});
+
+describe('/metrics', () => {
+  it('serves Prometheus text with the HTTP latency histogram', async () => {
+    await request(app.getHttpServer()).get('/fixture/items').expect(200);
+    const res = await request(app.getHttpServer()).get('/metrics').expect(200);
+    expect(res.headers['content-type']).toMatch(/text\/plain/);
+    expect(res.text).toMatch(
+      /http_request_duration_seconds_count\{method="GET",route="\/fixture\/items",status_code="200"\} 1/,
+    );
+    expect(res.text).toContain('process_cpu_user_seconds_total');
+  });
+});
+
+describe('Redis RPC between services', () => {
+  it('answers a ping on the namespaced channel, and ignores other namespaces', async () => {
+    const server = await bootApp(FixtureModule.forRoot(env.env));
+    const client = new RpcClient(env.env.REDIS_URL, env.env.QUEUE_PREFIX);
+    const stranger = new RpcClient(env.env.REDIS_URL, `${env.env.QUEUE_PREFIX}-other`);
+    try {
+      const reply = await client.send(RPC.PING('fixture'), {}, pingReply);
+      expect(reply.service).toBe('fixture');
+      await expect(stranger.send(RPC.PING('fixture'), {}, pingReply, 500)).rejects.toThrow(/Timeout/i);
+    } finally {
+      await client.onApplicationShutdown();
+      await stranger.onApplicationShutdown();
+      await server.close();
+    }
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

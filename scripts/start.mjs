@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+// Host mode: runs the whole system without Docker. Makes sure Postgres and Redis are up (the same
+// bootstrap as the test command), builds, migrates, starts every app and the custody worker with logs
+// prefixed by service, prints each URL once healthy, and stops everything cleanly on Ctrl-C (SIGINT/SIGTERM).
+//
+//   pnpm start                 build, migrate, run
+//   pnpm start -- --no-build   skip the build (dist/ must exist)
+//   TESSERA_PORT_BASE=4000     ports 4001–4004 and 4012 instead of 3001–3004 and 3012
+import { spawn, spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = new Set(process.argv.slice(2));
+const base = Number(process.env.TESSERA_PORT_BASE ?? 3000);
+const say = (line) => process.stdout.write(`[tessera] ${line}\n`);
+
+const shared = {
+  DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/tessera',
+  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+  QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? 'tessera',
+  // Development values only; a real deployment sets its own (docs/deploy.md).
+  ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? 'dev-admin-token-change-me',
+  SECRETS_MASTER_KEY:
+    process.env.SECRETS_MASTER_KEY ?? Buffer.alloc(32, 'tessera-dev-only').toString('base64'),
+  INTERNAL_SERVICE_TOKEN: process.env.INTERNAL_SERVICE_TOKEN ?? 'dev-internal-service-token',
+  HOST: '127.0.0.1',
+};
+
+const services = [
+  {
+    name: 'verification-api',
+    entry: 'apps/verification-api/dist/main.js',
+    port: base + 1,
+    env: { PUBLIC_BASE_URL: `http://localhost:${base + 1}` },
+  },
+  { name: 'custody-api', entry: 'apps/custody-api/dist/main.js', port: base + 2 },
+  {
+    name: 'custody-worker',
+    entry: 'apps/custody-api/dist/worker.js',
+    port: base + 12,
+    portVar: 'WORKER_PORT',
+  },
+  { name: 'webhook-dispatcher', entry: 'apps/webhook-dispatcher/dist/main.js', port: base + 3 },
+  {
+    name: 'media-store',
+    entry: 'apps/media-store/dist/main.js',
+    port: base + 4,
+    env: { MEDIA_STORAGE: 'fs', MEDIA_FS_ROOT: join(root, '.tessera/media') },
+  },
+];
+for (const s of services)
+  if (s.name === 'verification-api') s.env.MEDIA_STORE_URL = `http://127.0.0.1:${base + 4}`;
+
+function run(command, commandArgs, extraEnv = {}) {
+  const result = spawnSync(command, commandArgs, {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, ...extraEnv },
+  });
+  if (result.status !== 0) {
+    say(`${command} ${commandArgs.join(' ')} failed`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+say('checking Postgres and Redis');
+run('bash', ['scripts/lib/services.sh', 'all']);
+if (!args.has('--no-build')) {
+  say('building');
+  run('pnpm', ['build']);
+}
+say('migrating');
+run('bash', ['scripts/lib/services.sh', 'database', shared.DATABASE_URL]);
+run('pnpm', ['db:migrate'], shared);
+
+const children = new Map();
+let stopping = false;
+
+function prefixLines(stream, name, out) {
+  let buffer = '';
+  stream.on('data', (chunk) => {
+    buffer += chunk;
+    const lines = buffer.split('\n');
+    buffer = lines.pop();
+    for (const line of lines) out.write(`[${name}] ${line}\n`);
+  });
+  stream.on('end', () => buffer && out.write(`[${name}] ${buffer}\n`));
+}
+
+for (const service of services) {
+  const env = { ...process.env, ...shared, ...service.env, PORT: String(service.port) };
+  if (service.portVar) env[service.portVar] = String(service.port);
+  const child = spawn(process.execPath, ['--enable-source-maps', service.entry], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.set(service.name, child);
+  prefixLines(child.stdout.setEncoding('utf8'), service.name, process.stdout);
+  prefixLines(child.stderr.setEncoding('utf8'), service.name, process.stderr);
+  child.on('exit', (code, signal) => {
+    children.delete(service.name);
+    if (!stopping) {
+      say(`${service.name} exited (${signal ?? code}); stopping everything`);
+      stop(1);
+    } else if (children.size === 0) {
+      say('all services stopped');
+      process.exit(exitCode);
+    }
+  });
+}
+
+async function healthy(service) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline && !stopping) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${service.port}/health`);
+      if (res.status === 200) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+let exitCode = 0;
+function stop(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  exitCode = code;
+  say('stopping: SIGTERM to every service');
+  for (const child of children.values()) child.kill('SIGTERM');
+  setTimeout(() => {
+    for (const child of children.values()) child.kill('SIGKILL');
+    process.exit(code || 1);
+  }, 15_000).unref();
+  if (children.size === 0) process.exit(code);
+}
+
+process.on('SIGINT', () => stop(0));
+process.on('SIGTERM', () => stop(0));
+
+const results = await Promise.all(services.map(healthy));
+if (stopping) await new Promise(() => {});
+if (results.every(Boolean)) {
+  say('all services healthy:');
+  for (const s of services)
+    say(`  ${s.name.padEnd(20)} http://localhost:${s.port}  (health: /health, metrics: /metrics)`);
+  say('press Ctrl-C to stop');
+} else {
+  say(
+    `not healthy in time: ${services
+      .filter((_, i) => !results[i])
+      .map((s) => s.name)
+      .join(', ')}`,
+  );
+  stop(1);
+}

@@ -1,0 +1,58 @@
+// Host mode end to end: `pnpm start` brings every service to a healthy /health and stops them all on SIGINT.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const base = 4700 + Math.floor(Math.random() * 200);
+const ports = [base + 1, base + 2, base + 3, base + 4, base + 12];
+
+async function status(port) {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/health`)).status;
+  } catch {
+    return 'down';
+  }
+}
+
+test('pnpm start runs all services healthy and stops them all on SIGINT', { timeout: 120_000 }, async () => {
+  const child = spawn('node', ['scripts/start.mjs', '--no-build'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      TESSERA_PORT_BASE: String(base),
+      QUEUE_PREFIX: `start-test-${base}`,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+
+  const deadline = Date.now() + 90_000;
+  while (!output.includes('all services healthy') && Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.match(output, /all services healthy/, output.slice(-3000));
+  for (const port of ports) assert.equal(await status(port), 200, `port ${port}`);
+  for (const name of [
+    'verification-api',
+    'custody-api',
+    'custody-worker',
+    'webhook-dispatcher',
+    'media-store',
+  ]) {
+    assert.match(output, new RegExp(`${name}\\s+http://localhost:\\d+`));
+  }
+
+  child.kill('SIGINT');
+  const { code } = await exited;
+  assert.equal(code, 0, output.slice(-3000));
+  assert.match(output, /all services stopped/);
+  for (const port of ports) assert.equal(await status(port), 'down', `port ${port} still answers`);
+});

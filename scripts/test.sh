@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs every test, from a fresh clone: installs pnpm and the dependencies, makes sure Postgres and Redis
+# are reachable (starting or installing them), builds, migrates, checks migrations against entities,
+# then runs every suite against the real services. `pnpm test` calls this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/services.sh
+
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tessera}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+export TURBO_TELEMETRY_DISABLED=1
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "tools and services"
+ensure_all
+
+step "dependencies"
+pnpm install --frozen-lockfile
+
+step "build"
+pnpm build
+
+step "migrate"
+ensure_database "$DATABASE_URL"
+pnpm db:migrate
+
+step "entities and migrations agree"
+pnpm turbo run db:check --concurrency=1
+
+step "tests"
+log_file=$(mktemp)
+set +e
+pnpm turbo run test --concurrency="${TEST_CONCURRENCY:-2}" 2>&1 | tee "$log_file"
+status=${PIPESTATUS[0]}
+node --test scripts/*.test.mjs 2>&1 | tee -a "$log_file"
+node_status=${PIPESTATUS[0]}
+set -e
+
+# One closing line for every runner together.
+node -e '
+  const text = require("fs").readFileSync(process.argv[1], "utf8");
+  let passed = 0, failed = 0;
+  for (const m of text.matchAll(/Tests:\s+(?:(\d+) failed, )?(?:\d+ skipped, )?(?:(\d+) passed, )?\d+ total/g)) {
+    failed += Number(m[1] ?? 0); passed += Number(m[2] ?? 0);
+  }
+  for (const m of text.matchAll(/^# pass (\d+)$/gm)) passed += Number(m[1]);
+  for (const m of text.matchAll(/^# fail (\d+)$/gm)) failed += Number(m[1]);
+  console.log(`\ntests: ${passed} passed, ${failed} failed`);
+' "$log_file"
+rm -f "$log_file"
+[ "$status" = 0 ] && [ "$node_status" = 0 ]
