@@ -65,6 +65,11 @@ export async function bootstrapHttp(
     logger: ['error', 'warn'],
   });
   await configureApp(app, opts);
+  const { SHUTDOWN_TIMEOUT_MS } = app.get<PlatformOptions>(PLATFORM_OPTIONS).env;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    // Nest drains on the signal (workers finish their jobs, connections close); this bounds how long it may take.
+    process.once(signal, () => setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref());
+  }
   await app.listen(opts.port, opts.host);
   return app;
 }
