@@ -2,14 +2,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { baseEnvSchema, loadConfig } from './config';
+import type { ClassRef } from './tokens';
 import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
 
 export interface ServiceDatabaseOptions {
   url: string;
   /** The service's own schema: verification, custody, webhooks or media. */
   schema: string;
-  entities: MixedList<Function | string | EntitySchema>;
-  migrations: MixedList<Function | string>;
+  entities: MixedList<ClassRef | string | EntitySchema>;
+  migrations: MixedList<ClassRef | string>;
   poolSize?: number;
   applicationName?: string;
 }

@@ -2,6 +2,10 @@ import type { QueueName } from '@tessera/contracts';
 import type { MixedList, EntitySchema } from 'typeorm';
 import type { BaseEnv } from './config';
 
+/** An entity or migration class, as TypeORM types it. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+export type ClassRef = Function;
+
 export const PLATFORM_OPTIONS = Symbol('PLATFORM_OPTIONS');
 export const REDIS = Symbol('REDIS');
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -15,8 +19,8 @@ export interface PlatformOptions {
   errorShape: 'verification' | 'custody';
   database: {
     schema: string;
-    entities: MixedList<Function | string | EntitySchema>;
-    migrations: MixedList<Function | string>;
+    entities: MixedList<ClassRef | string | EntitySchema>;
+    migrations: MixedList<ClassRef | string>;
   };
   /** Queues this process works. Each of their jobs must have exactly one @ProcessJob. */
   consumes?: QueueName[];
