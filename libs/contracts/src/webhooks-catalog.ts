@@ -81,7 +81,9 @@ export const walletCreatedData = z.object({
 });
 
 /** balance.updated: a cache-invalidation signal; entityId is `<vaultAccountId>:<assetId>`. */
-export const balanceUpdatedData = z.object({ vaultAccountId: z.string().uuid(), assetId: z.string().uuid() }).strict();
+export const balanceUpdatedData = z
+  .object({ vaultAccountId: z.string().uuid(), assetId: z.string().uuid() })
+  .strict();
 
 export const webhookTestData = z.object({ message: z.string(), sentAt: ts });
 

@@ -86,7 +86,11 @@ export const catalogReply = z.array(
   }),
 );
 
-export const testDeliveryReply = z.object({ deliveryId: z.string(), eventId: z.string(), status: deliveryStatus });
+export const testDeliveryReply = z.object({
+  deliveryId: z.string(),
+  eventId: z.string(),
+  status: deliveryStatus,
+});
 
 /** Every RPC reply: the result, or an error the API maps to its HTTP status and error shape. */
 export const rpcError = z.object({
@@ -97,4 +101,7 @@ export const rpcError = z.object({
 export type RpcError = z.infer<typeof rpcError>;
 
 export const rpcResult = <S extends z.ZodType>(ok: S) =>
-  z.union([z.object({ ok: z.literal(true), result: ok }), z.object({ ok: z.literal(false), error: rpcError })]);
+  z.union([
+    z.object({ ok: z.literal(true), result: ok }),
+    z.object({ ok: z.literal(false), error: rpcError }),
+  ]);
