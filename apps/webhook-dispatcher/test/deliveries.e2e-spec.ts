@@ -120,6 +120,10 @@ describe('webhook deliveries over HTTPS', () => {
       payload: req!.rawBody,
     });
     expect(d.deliveredAt).not.toBeNull();
+    // The inbox row is written in the same statement as the delivery.
+    expect(await db.query('SELECT event_type FROM received_events WHERE event_id = $1', [e.eventId])).toEqual([
+      { event_type: 'wallet.created' },
+    ]);
     expect(d.attempts).toEqual([
       expect.objectContaining({
         attemptNumber: 1,

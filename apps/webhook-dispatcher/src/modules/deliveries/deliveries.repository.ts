@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { DeliveryStatus } from '@tessera/contracts';
+import type { DeliveryStatus, WebhookEventPayload } from '@tessera/contracts';
 import { DataSource } from 'typeorm';
 import { WebhookAttemptEntity } from './entities/webhook-attempt.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
@@ -48,25 +48,38 @@ export class DeliveriesRepository {
    * Creates the delivery already claimed by the caller (lease until now + leaseMs), or returns null when this
    * (event, endpoint) pair exists: the unique key makes redelivery of the same event harmless.
    */
-  async insertClaimed(d: NewDelivery, leaseMs: number): Promise<ClaimedDelivery | null> {
+  async insertClaimed(
+    d: NewDelivery,
+    leaseMs: number,
+    inbox?: WebhookEventPayload,
+  ): Promise<ClaimedDelivery | null> {
+    const params: unknown[] = [
+      d.eventId,
+      d.endpointId,
+      d.tenantId,
+      d.source,
+      d.eventType,
+      d.entityType,
+      d.entityId,
+      d.payload,
+      d.occurredAt,
+      leaseMs,
+    ];
+    // The inbox row of a relayed event rides in the same statement (one round trip per event).
+    const inboxCte = inbox
+      ? `WITH inbox AS (
+           INSERT INTO received_events (event_id, source, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
+           VALUES ($1, $4, $3, $5, $6, $7, $11::jsonb, $9) ON CONFLICT (event_id) DO NOTHING)`
+      : '';
+    if (inbox) params.push(JSON.stringify(inbox.data));
     const rows: ClaimedDelivery[] = await this.dataSource.query(
-      `INSERT INTO webhook_deliveries
+      `${inboxCte}
+       INSERT INTO webhook_deliveries
          (event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at, next_attempt_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10::float8 / 1000))
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING ${CLAIMED_COLUMNS}`,
-      [
-        d.eventId,
-        d.endpointId,
-        d.tenantId,
-        d.source,
-        d.eventType,
-        d.entityType,
-        d.entityId,
-        d.payload,
-        d.occurredAt,
-        leaseMs,
-      ],
+      params,
     );
     return rows[0] ?? null;
   }

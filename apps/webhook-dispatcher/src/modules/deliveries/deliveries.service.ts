@@ -58,7 +58,11 @@ export class DeliveriesService implements OnModuleDestroy {
     });
   }
 
-  /** A relayed event: creates the delivery for the tenant's endpoint (if subscribed) and attempts it. */
+  /**
+   * A relayed event: creates the delivery for the tenant's endpoint (if subscribed), recording the event in
+   * the inbox in the same statement, and attempts it. 'skipped' means no delivery was created here (no
+   * endpoint, not subscribed, or a redelivered event whose delivery exists): the caller records the inbox row.
+   */
   async handleEvent(event: WebhookEventPayload): Promise<'delivered' | 'skipped' | DeliveryStatus> {
     const endpoint = await this.endpoints.active(event.tenantId, event.source);
     if (!endpoint) return 'skipped';
@@ -77,6 +81,7 @@ export class DeliveriesService implements OnModuleDestroy {
         occurredAt: new Date(event.occurredAt),
       },
       this.env.WEBHOOK_LEASE_MS,
+      event,
     );
     // Already there: a redelivered job. The poller finishes it if its first worker died.
     if (!claimed) return 'skipped';

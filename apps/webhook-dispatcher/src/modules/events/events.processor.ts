@@ -17,8 +17,9 @@ export class EventsProcessor {
 
   @ProcessJob(JOBS.WEBHOOK_EVENT)
   async receive(event: WebhookEventPayload): Promise<{ recorded: boolean; delivery: string }> {
-    const recorded = await this.events.recordOnce(event);
+    // A created delivery records the inbox row in the same statement; otherwise the inbox alone.
     const delivery = await this.deliveries.handleEvent(event);
+    const recorded = delivery === 'skipped' ? await this.events.recordOnce(event) : true;
     return { recorded, delivery };
   }
 }
