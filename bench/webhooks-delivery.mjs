@@ -52,9 +52,28 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // --- HTTPS receiver -------------------------------------------------------------------------------
 const certDir = mkdtempSync(join(tmpdir(), 'bench-cert-'));
-execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-sha256', '-days', '1',
-  '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem'), '-subj', '/CN=127.0.0.1',
-  '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+execFileSync(
+  'openssl',
+  [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-sha256',
+    '-days',
+    '1',
+    '-keyout',
+    join(certDir, 'key.pem'),
+    '-out',
+    join(certDir, 'cert.pem'),
+    '-subj',
+    '/CN=127.0.0.1',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+  ],
+  { stdio: 'ignore' },
+);
 const arrivals = new Map(); // webhook-id -> first arrival (ms)
 let received = 0;
 const server = createServer(
@@ -83,12 +102,20 @@ await migrateServiceSchema(databaseOptions(dbUrl));
 class ProducerInit1700000000001 {
   name = 'ProducerInit1700000000001';
   async up(q) {
-    await q.query('CREATE TABLE "outbox" ("id" uuid NOT NULL PRIMARY KEY, "tenant_id" text NOT NULL, "event_type" text NOT NULL, "entity_type" text NOT NULL, "entity_id" text NOT NULL, "data" jsonb NOT NULL, "occurred_at" TIMESTAMP WITH TIME ZONE NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "relayed_at" TIMESTAMP WITH TIME ZONE)');
-    await q.query('CREATE INDEX "outbox_unrelayed_idx" ON "outbox" ("created_at") WHERE "relayed_at" IS NULL');
+    await q.query(
+      'CREATE TABLE "outbox" ("id" uuid NOT NULL PRIMARY KEY, "tenant_id" text NOT NULL, "event_type" text NOT NULL, "entity_type" text NOT NULL, "entity_id" text NOT NULL, "data" jsonb NOT NULL, "occurred_at" TIMESTAMP WITH TIME ZONE NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "relayed_at" TIMESTAMP WITH TIME ZONE)',
+    );
+    await q.query(
+      'CREATE INDEX "outbox_unrelayed_idx" ON "outbox" ("created_at") WHERE "relayed_at" IS NULL',
+    );
   }
   async down() {}
 }
-const producerDatabase = { schema: 'producer', entities: [platform.OutboxEventEntity], migrations: [ProducerInit1700000000001] };
+const producerDatabase = {
+  schema: 'producer',
+  entities: [platform.OutboxEventEntity],
+  migrations: [ProducerInit1700000000001],
+};
 await migrateServiceSchema({ url: dbUrl, ...producerDatabase });
 
 // --- Dispatcher process -----------------------------------------------------------------------------
@@ -114,7 +141,12 @@ const rpc = new platform.RpcClient(REDIS_URL, prefix);
 const anyReply = contracts.rpcResult(require('zod').any());
 for (let i = 0; ; i++) {
   try {
-    const put = await rpc.send(contracts.WEBHOOK_RPC.PUT_ENDPOINT, { tenantId: 'bench', source: 'custody', body: { url: `https://127.0.0.1:${port}/hook` } }, anyReply, 1000);
+    const put = await rpc.send(
+      contracts.WEBHOOK_RPC.PUT_ENDPOINT,
+      { tenantId: 'bench', source: 'custody', body: { url: `https://127.0.0.1:${port}/hook` } },
+      anyReply,
+      1000,
+    );
     if (!put.ok) throw new Error(JSON.stringify(put.error));
     break;
   } catch (err) {
@@ -145,15 +177,32 @@ async function waitUntil(fn, timeoutMs) {
 
 // --- Phase 1: throughput ----------------------------------------------------------------------------
 const N = Number(args.events);
-const queue = new Queue(contracts.JOBS.WEBHOOK_EVENT.queue, { connection: { url: REDIS_URL }, prefix: platform.bullPrefix(prefix) });
+const queue = new Queue(contracts.JOBS.WEBHOOK_EVENT.queue, {
+  connection: { url: REDIS_URL },
+  prefix: platform.bullPrefix(prefix),
+});
 // Warm-up: connections and caches.
-await queue.addBulk(Array.from({ length: 200 }, (_, i) => event(i)).map((e) => ({ name: contracts.JOBS.WEBHOOK_EVENT.name, data: e, opts: { jobId: e.eventId } })));
+await queue.addBulk(
+  Array.from({ length: 200 }, (_, i) => event(i)).map((e) => ({
+    name: contracts.JOBS.WEBHOOK_EVENT.name,
+    data: e,
+    opts: { jobId: e.eventId },
+  })),
+);
 await waitUntil(() => arrivals.size >= 200, 30_000);
 arrivals.clear();
 const events = Array.from({ length: N }, (_, i) => event(i));
 const t0 = performance.timeOrigin + performance.now();
 for (let i = 0; i < N; i += 1000) {
-  await queue.addBulk(events.slice(i, i + 1000).map((e) => ({ name: contracts.JOBS.WEBHOOK_EVENT.name, data: e, opts: { jobId: e.eventId, removeOnComplete: true } })));
+  await queue.addBulk(
+    events
+      .slice(i, i + 1000)
+      .map((e) => ({
+        name: contracts.JOBS.WEBHOOK_EVENT.name,
+        data: e,
+        opts: { jobId: e.eventId, removeOnComplete: true },
+      })),
+  );
 }
 const tEnqueued = performance.timeOrigin + performance.now();
 const ok = await waitUntil(() => arrivals.size >= N, 300_000);
@@ -172,13 +221,23 @@ console.log(JSON.stringify({ phase: 'throughput (enqueue -> HTTPS receiver)', ..
 class ProducerModule {}
 Module({})(ProducerModule);
 const env = platform.loadConfig(platform.baseEnvSchema, {
-  DATABASE_URL: dbUrl, REDIS_URL, QUEUE_PREFIX: prefix, PORT: '0', LOG_LEVEL: 'warn', LOG_REQUESTS: 'false',
+  DATABASE_URL: dbUrl,
+  REDIS_URL,
+  QUEUE_PREFIX: prefix,
+  PORT: '0',
+  LOG_LEVEL: 'warn',
+  LOG_REQUESTS: 'false',
 });
 const producerApp = await NestFactory.createApplicationContext(
   {
     module: ProducerModule,
     imports: [
-      platform.PlatformModule.forRoot({ service: 'bench-producer', env, errorShape: 'custody', database: producerDatabase }),
+      platform.PlatformModule.forRoot({
+        service: 'bench-producer',
+        env,
+        errorShape: 'custody',
+        database: producerDatabase,
+      }),
       platform.OutboxRelayModule.forRoot({ source: 'custody', pollMs: 1000 }),
     ],
   },
@@ -200,7 +259,15 @@ while (performance.now() - start < seconds * 1000) {
     inflight.push(
       producerDb
         .transaction((m) =>
-          platform.appendToOutbox(m, [{ tenantId: 'bench', eventType: 'balance.updated', entityType: 'balance', entityId: `lag:${i}`, data: { vaultAccountId: randomUUID(), assetId: randomUUID() } }]),
+          platform.appendToOutbox(m, [
+            {
+              tenantId: 'bench',
+              eventType: 'balance.updated',
+              entityType: 'balance',
+              entityId: `lag:${i}`,
+              data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
+            },
+          ]),
         )
         .then(([id]) => committed.set(id, performance.timeOrigin + performance.now())),
     );
@@ -209,16 +276,21 @@ while (performance.now() - start < seconds * 1000) {
 }
 await Promise.all(inflight);
 await waitUntil(() => [...committed.keys()].every((id) => arrivals.has(id)), 60_000);
-const lags = [...committed.entries()].filter(([id]) => arrivals.has(id)).map(([id, t]) => arrivals.get(id) - t).sort((a, b) => a - b);
-console.log(JSON.stringify({
-  phase: `lag (outbox commit -> first attempt received) at ${rate} events/s for ${seconds} s`,
-  events: committed.size,
-  delivered: lags.length,
-  p50Ms: +pct(lags, 50).toFixed(1),
-  p90Ms: +pct(lags, 90).toFixed(1),
-  p99Ms: +pct(lags, 99).toFixed(1),
-  maxMs: +lags[lags.length - 1].toFixed(1),
-}));
+const lags = [...committed.entries()]
+  .filter(([id]) => arrivals.has(id))
+  .map(([id, t]) => arrivals.get(id) - t)
+  .sort((a, b) => a - b);
+console.log(
+  JSON.stringify({
+    phase: `lag (outbox commit -> first attempt received) at ${rate} events/s for ${seconds} s`,
+    events: committed.size,
+    delivered: lags.length,
+    p50Ms: +pct(lags, 50).toFixed(1),
+    p90Ms: +pct(lags, 90).toFixed(1),
+    p99Ms: +pct(lags, 99).toFixed(1),
+    maxMs: +lags[lags.length - 1].toFixed(1),
+  }),
+);
 
 await producerApp.close();
 await queue.close();
