@@ -32,7 +32,10 @@ beforeAll(async () => {
       WEBHOOK_POLL_MS: '20',
       WEBHOOK_TIMEOUT_MS: '400',
     },
-    testResolver({ 'rebind.test': [['93.184.216.34'], ['10.0.0.7']] }),
+    testResolver({
+      'rebind.test': [['93.184.216.34'], ['10.0.0.7']],
+      'flaky.test': [['127.0.0.1'], [], ['127.0.0.1']],
+    }),
   );
   db = app.get(DataSource);
 });
@@ -121,9 +124,9 @@ describe('webhook deliveries over HTTPS', () => {
     });
     expect(d.deliveredAt).not.toBeNull();
     // The inbox row is written in the same statement as the delivery.
-    expect(await db.query('SELECT event_type FROM received_events WHERE event_id = $1', [e.eventId])).toEqual([
-      { event_type: 'wallet.created' },
-    ]);
+    expect(await db.query('SELECT event_type FROM received_events WHERE event_id = $1', [e.eventId])).toEqual(
+      [{ event_type: 'wallet.created' }],
+    );
     expect(d.attempts).toEqual([
       expect.objectContaining({
         attemptNumber: 1,
@@ -353,6 +356,33 @@ describe('webhook deliveries over HTTPS', () => {
     );
     expect(d.result.attemptCount).toBe(1);
     expect(d.result.lastError).toBe('target refused: address 10.0.0.7 is not public (private)');
+  });
+
+  it('retries (does not dead-letter) when the host fails to resolve for a moment', async () => {
+    const reply = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
+      tenantId: 'tenant-flaky',
+      source: 'custody',
+      body: { url: `https://flaky.test:${receiver.port}/flaky` },
+    });
+    expect(reply.ok).toBe(true);
+    const e = event({ tenantId: 'tenant-flaky' });
+    await enqueue(app, e);
+    const row = await deliveryFor(e.eventId);
+    const d = await waitFor(
+      async () =>
+        (await rpc(app, WEBHOOK_RPC.GET_DELIVERY, {
+          tenantId: 'tenant-flaky',
+          source: 'custody',
+          id: row.id,
+        })) as {
+          result: { status: string; attempts: { success: boolean; errorMessage: string | null }[] };
+        },
+      (r) => r.result.status === 'delivered',
+    );
+    expect(d.result.attempts.map((a) => [a.success, a.errorMessage])).toEqual([
+      [false, 'target refused: host flaky.test does not resolve (getaddrinfo ENOTFOUND flaky.test)'],
+      [true, null],
+    ]);
   });
 
   it('lists deliveries newest first with a cursor and a status filter', async () => {

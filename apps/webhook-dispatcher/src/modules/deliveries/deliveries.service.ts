@@ -140,7 +140,8 @@ export class DeliveriesService implements OnModuleDestroy {
         );
       } catch (err) {
         if (!(err instanceof TargetRefusedError)) throw err;
-        refused = true;
+        // A host that resolves to a non-public address is dead at once; a DNS failure is retried.
+        refused = !err.transient;
         result = {
           statusCode: null,
           responseBody: null,

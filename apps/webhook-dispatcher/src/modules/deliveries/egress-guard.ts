@@ -20,7 +20,14 @@ export const WEBHOOK_RESOLVER = Symbol('WEBHOOK_RESOLVER');
 /** A URL or address that fails the webhook egress rules. */
 export class TargetRefusedError extends Error {
   readonly code = 'WEBHOOK_TARGET_REFUSED';
-  constructor(message: string) {
+  /**
+   * @param transient true when the host did not resolve (or DNS timed out): a delivery retries on schedule.
+   * Otherwise the target itself is refused (scheme, non-public address) and a delivery is dead at once.
+   */
+  constructor(
+    message: string,
+    readonly transient = false,
+  ) {
     super(message);
     this.name = 'TargetRefusedError';
   }
@@ -57,6 +64,7 @@ export class EgressGuard {
   constructor(
     private readonly resolver: HostResolver,
     private readonly allowPrivate: Cidr[] = [],
+    private readonly dnsTimeoutMs = 5000,
   ) {}
 
   /** Why this address may not be contacted, or null when it is public (or explicitly allowed). */
@@ -88,13 +96,21 @@ export class EgressGuard {
       addresses = [{ address: hostname, family: hostname.includes(':') ? 6 : 4 }];
     } else {
       if (!/^[a-z0-9.-]+$/i.test(hostname)) throw new TargetRefusedError('URL host is not valid');
+      let timer: NodeJS.Timeout | undefined;
       try {
-        addresses = await this.resolver(hostname);
+        addresses = await Promise.race([
+          this.resolver(hostname),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('DNS timeout')), this.dnsTimeoutMs);
+          }),
+        ]);
       } catch (err) {
-        throw new TargetRefusedError(`host ${hostname} does not resolve (${(err as Error).message})`);
+        throw new TargetRefusedError(`host ${hostname} does not resolve (${(err as Error).message})`, true);
+      } finally {
+        clearTimeout(timer);
       }
     }
-    if (addresses.length === 0) throw new TargetRefusedError(`host ${hostname} does not resolve`);
+    if (addresses.length === 0) throw new TargetRefusedError(`host ${hostname} does not resolve`, true);
     for (const a of addresses) {
       const refusal = this.refusalFor(a.address);
       if (refusal) throw new TargetRefusedError(refusal);
