@@ -385,6 +385,32 @@ describe('webhook deliveries over HTTPS', () => {
     ]);
   });
 
+  it('connects to the vetted address but verifies TLS for the hostname', async () => {
+    // other.test resolves to the receiver's address, but the certificate does not name it.
+    const reply = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
+      tenantId: 'tenant-tls',
+      source: 'custody',
+      body: { url: `https://other.test:${receiver.port}/tls` },
+    });
+    expect(reply.ok).toBe(true);
+    const e = event({ tenantId: 'tenant-tls' });
+    await enqueue(app, e);
+    const row = await deliveryFor(e.eventId);
+    const d = await waitFor(
+      async () =>
+        (await rpc(app, WEBHOOK_RPC.GET_DELIVERY, {
+          tenantId: 'tenant-tls',
+          source: 'custody',
+          id: row.id,
+        })) as {
+          result: { attempts: { success: boolean; errorMessage: string | null }[] };
+        },
+      (r) => r.result.attempts.length >= 1,
+    );
+    expect(d.result.attempts[0]!.errorMessage).toMatch(/^ERR_TLS_CERT_ALTNAME_INVALID/);
+    expect(receiver.at('/tls')).toHaveLength(0);
+  });
+
   it('lists deliveries newest first with a cursor and a status filter', async () => {
     const page1 = (await rpc(app, WEBHOOK_RPC.LIST_DELIVERIES, { ...scope, query: { pageSize: 3 } })) as {
       result: { items: { id: string; createdAt: string }[]; nextCursor: string };
