@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { PlatformModule, type PlatformOptions } from '@tessera/platform';
+import { OutboxRelayModule, PlatformModule, type PlatformOptions } from '@tessera/platform';
 import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
@@ -20,6 +20,8 @@ export class WorkerModule {
           consumes: [],
           ...overrides,
         }),
+        // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
+        OutboxRelayModule.forRoot({ source: 'custody', enabled: env.OUTBOX_RELAY_ENABLED }),
       ],
     };
   }

@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { PlatformModule, type PlatformOptions } from '@tessera/platform';
+import { OutboxRelayModule, PlatformModule, type PlatformOptions } from '@tessera/platform';
 import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
@@ -18,6 +18,8 @@ export class AppModule {
           database: { schema: SCHEMA, entities, migrations },
           ...overrides,
         }),
+        // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
+        OutboxRelayModule.forRoot({ source: 'verification', enabled: env.OUTBOX_RELAY_ENABLED }),
       ],
     };
   }

@@ -4,11 +4,15 @@ import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
 import { QUEUES } from '@tessera/contracts';
-import { EventsModule } from './modules/events/events.module';
+import { WebhooksModule, type WebhooksModuleOptions } from './modules/webhooks.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(env: Env, overrides: Partial<PlatformOptions> = {}): DynamicModule {
+  static forRoot(
+    env: Env,
+    overrides: Partial<PlatformOptions> = {},
+    webhooks: WebhooksModuleOptions = {},
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -19,9 +23,10 @@ export class AppModule {
           errorShape: 'custody',
           database: { schema: SCHEMA, entities, migrations },
           consumes: [QUEUES.WEBHOOK_EVENTS],
+          workerConcurrency: env.WEBHOOK_CONCURRENCY,
           ...overrides,
         }),
-        EventsModule,
+        WebhooksModule.forRoot(webhooks),
       ],
     };
   }

@@ -1,3 +1,5 @@
 export * from './queues';
 export * from './jobs';
 export * from './rpc';
+export * from './webhooks-catalog';
+export * from './webhooks';

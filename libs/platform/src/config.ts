@@ -32,6 +32,8 @@ export const baseEnvSchema = z.object({
     .default('tessera'),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10000),
+  /** Producing services only: false leaves the outbox relay idle (another process relays). */
+  OUTBOX_RELAY_ENABLED: boolean.default(true),
 });
 
 export type BaseEnv = z.infer<typeof baseEnvSchema>;

@@ -15,3 +15,4 @@ export * from './tokens';
 export * from './main';
 export * from './outbox';
 export * from './outbox.entity';
+export * from './outbox-relay';

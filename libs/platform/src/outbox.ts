@@ -11,6 +11,11 @@ export interface OutboxEvent {
   occurredAt?: Date;
 }
 
+/** The LISTEN/NOTIFY channel on which a schema's outbox announces new rows (delivered at commit). */
+export function outboxChannel(schema: string): string {
+  return `tessera_outbox_${schema}`;
+}
+
 /** Appends events inside the caller's transaction; nothing leaves before that transaction commits. */
 export async function appendToOutbox(manager: EntityManager, events: OutboxEvent[]): Promise<string[]> {
   const rows = events.map((event) => ({
@@ -22,6 +27,11 @@ export async function appendToOutbox(manager: EntityManager, events: OutboxEvent
     data: event.data,
     occurredAt: event.occurredAt ?? new Date(),
   }));
-  if (rows.length > 0) await manager.insert(OutboxEventEntity, rows as never);
+  if (rows.length > 0) {
+    await manager.insert(OutboxEventEntity, rows as never);
+    // Wakes the relay when (and only if) this transaction commits; repeats within one transaction fold into one.
+    const schema = (manager.connection.options as { schema?: string }).schema ?? 'public';
+    await manager.query('SELECT pg_notify($1, $2)', [outboxChannel(schema), '']);
+  }
   return rows.map((r) => r.id);
 }

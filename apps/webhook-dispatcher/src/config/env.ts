@@ -1,10 +1,30 @@
 import { baseEnvSchema, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
 
+const msList = z
+  .string()
+  .regex(/^\d+(,\d+)*$/, 'comma-separated milliseconds')
+  .transform((v) => v.split(',').map(Number));
+
 export const envSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(3003),
+  /** Development and tests only: CIDRs exempt from the public-address rule. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.string().optional(),
+  /** Development and tests only: a PEM CA trusted for receivers (a self-signed test certificate). */
   WEBHOOK_CA_FILE: z.string().optional(),
+  /** Delays before attempts 2, 3, ...; the last one repeats when WEBHOOK_MAX_ATTEMPTS is raised. */
+  WEBHOOK_RETRY_SCHEDULE_MS: msList.default([10_000, 30_000, 60_000, 300_000, 900_000]),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(5),
+  /** Multiplies every retry delay (tests compress time with e.g. 0.001). */
+  WEBHOOK_TIME_SCALE: z.coerce.number().positive().default(1),
+  WEBHOOK_JITTER: z.coerce.number().min(0).max(0.5).default(0.1),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(5000),
+  /** How often due retries (and deliveries abandoned by a crashed worker) are looked for. */
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(1000),
+  /** A claimed delivery is taken over by another worker when its claim is this old. */
+  WEBHOOK_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  WEBHOOK_RESPONSE_BODY_LIMIT: z.coerce.number().int().min(0).default(2048),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -1,4 +1,5 @@
 import { Init1795220333637 } from './1795220333637-Init';
+import { Deliveries1795222450292 } from './1795222450292-Deliveries';
 
 /** Every migration of schema "webhooks", oldest first. */
-export const migrations = [Init1795220333637];
+export const migrations = [Init1795220333637, Deliveries1795222450292];

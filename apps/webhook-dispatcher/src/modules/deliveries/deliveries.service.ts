@@ -1,0 +1,274 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { webhookHeaders } from '@tessera/auth';
+import {
+  type DeliveryDetail,
+  type DeliveryStatus,
+  type WebhookEventPayload,
+  type WebhookSource,
+  WEBHOOK_TEST_EVENT,
+  type listDeliveriesQuery,
+} from '@tessera/contracts';
+import { APP_CONFIG, badRequest, conflict, notFound } from '@tessera/platform';
+import type { z } from 'zod';
+import type { Env } from '../../config/env';
+import { type ActiveEndpoint, EndpointsService } from '../endpoints/endpoints.service';
+import { DeliveriesRepository, type ClaimedDelivery } from './deliveries.repository';
+import { EgressGuard, TargetRefusedError } from './egress-guard';
+import type { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
+import { HttpSender } from './http-sender';
+import { WebhookMetrics } from './webhook-metrics';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function envelope(e: {
+  eventType: string;
+  entityType: string;
+  entityId: string;
+  occurredAt: string;
+  data: Record<string, unknown>;
+}): string {
+  return JSON.stringify({
+    eventType: e.eventType,
+    entityType: e.entityType,
+    entityId: e.entityId,
+    timestamp: new Date(e.occurredAt).toISOString(),
+    data: e.data,
+  });
+}
+
+/** Deliveries: one per (event, endpoint), attempted at once, then retried on schedule until dead. */
+@Injectable()
+export class DeliveriesService implements OnModuleDestroy {
+  private readonly logger = new Logger(DeliveriesService.name);
+  private readonly sender: HttpSender;
+
+  constructor(
+    private readonly deliveries: DeliveriesRepository,
+    private readonly endpoints: EndpointsService,
+    private readonly guard: EgressGuard,
+    private readonly metrics: WebhookMetrics,
+    @Inject(APP_CONFIG) private readonly env: Env,
+    @Inject('WEBHOOK_CA') ca: Buffer | undefined,
+  ) {
+    this.sender = new HttpSender({
+      timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+      responseBodyLimit: env.WEBHOOK_RESPONSE_BODY_LIMIT,
+      ca,
+    });
+  }
+
+  /**
+   * A relayed event: creates the delivery for the tenant's endpoint (if subscribed), recording the event in
+   * the inbox in the same statement, and attempts it. 'skipped' means no delivery was created here (no
+   * endpoint, not subscribed, or a redelivered event whose delivery exists): the caller records the inbox row.
+   */
+  async handleEvent(event: WebhookEventPayload): Promise<'delivered' | 'skipped' | DeliveryStatus> {
+    const endpoint = await this.endpoints.active(event.tenantId, event.source);
+    if (!endpoint) return 'skipped';
+    if (endpoint.subscribedEventTypes && !endpoint.subscribedEventTypes.includes(event.eventType))
+      return 'skipped';
+    const claimed = await this.deliveries.insertClaimed(
+      {
+        eventId: event.eventId,
+        endpointId: endpoint.id,
+        tenantId: event.tenantId,
+        source: event.source,
+        eventType: event.eventType,
+        entityType: event.entityType,
+        entityId: event.entityId,
+        payload: envelope(event),
+        occurredAt: new Date(event.occurredAt),
+      },
+      this.env.WEBHOOK_LEASE_MS,
+      event,
+    );
+    // Already there: a redelivered job. The poller finishes it if its first worker died.
+    if (!claimed) return 'skipped';
+    return this.attempt(claimed, endpoint);
+  }
+
+  /** Due retries and abandoned claims; returns how many were attempted. */
+  async pollOnce(): Promise<number> {
+    const batch = await this.deliveries.claimDue(this.env.WEBHOOK_CONCURRENCY, this.env.WEBHOOK_LEASE_MS);
+    await Promise.all(
+      batch.map(async (claimed) => {
+        const endpoint = await this.endpoints.activeById(claimed.endpointId);
+        await this.attempt(claimed, endpoint);
+      }),
+    );
+    return batch.length;
+  }
+
+  private retryDelayMs(failedAttemptsInCycle: number): number {
+    const schedule = this.env.WEBHOOK_RETRY_SCHEDULE_MS;
+    const base = schedule[Math.min(failedAttemptsInCycle - 1, schedule.length - 1)]!;
+    const jitter = 1 + this.env.WEBHOOK_JITTER * (2 * Math.random() - 1);
+    return Math.max(0, Math.round(base * this.env.WEBHOOK_TIME_SCALE * jitter));
+  }
+
+  /** One attempt: fresh DNS check, signed POST, then the attempt row and the new state in one statement. */
+  async attempt(claimed: ClaimedDelivery, endpoint: ActiveEndpoint | null): Promise<DeliveryStatus> {
+    const attemptedAt = new Date();
+    const number = claimed.attemptCount + 1;
+    if (number === 1)
+      this.metrics.outboxLag.observe((attemptedAt.getTime() - new Date(claimed.occurredAt).getTime()) / 1000);
+    let result;
+    let refused = false;
+    if (!endpoint) {
+      refused = true;
+      result = {
+        statusCode: null,
+        responseBody: null,
+        errorMessage: 'endpoint no longer configured',
+        durationMs: 0,
+        success: false,
+      };
+    } else {
+      try {
+        const target = await this.guard.vet(endpoint.url);
+        const headers = webhookHeaders(
+          endpoint.secret,
+          claimed.eventId,
+          Math.floor(attemptedAt.getTime() / 1000),
+          claimed.payload,
+        );
+        result = await this.sender.post(
+          target,
+          { ...headers, 'user-agent': 'Tessera-Webhooks/1.0' },
+          claimed.payload,
+        );
+      } catch (err) {
+        if (!(err instanceof TargetRefusedError)) throw err;
+        // A host that resolves to a non-public address is dead at once; a DNS failure is retried.
+        refused = !err.transient;
+        result = {
+          statusCode: null,
+          responseBody: null,
+          errorMessage: `target refused: ${err.message}`,
+          durationMs: 0,
+          success: false,
+        };
+      }
+    }
+    const inCycle = number - claimed.attemptBase;
+    const status: DeliveryStatus = result.success
+      ? 'delivered'
+      : refused || inCycle >= this.env.WEBHOOK_MAX_ATTEMPTS
+        ? 'dead'
+        : 'failed';
+    const nextAttemptAt = status === 'failed' ? new Date(Date.now() + this.retryDelayMs(inCycle)) : null;
+    await this.deliveries.recordAttempt(
+      claimed,
+      {
+        requestUrl: endpoint?.url ?? '',
+        httpStatusCode: result.statusCode,
+        responseBody: result.responseBody,
+        errorMessage: result.errorMessage,
+        durationMs: result.durationMs,
+        attemptedAt,
+        success: result.success,
+      },
+      { status, nextAttemptAt, lastError: result.errorMessage },
+    );
+    this.metrics.deliveries.inc({ outcome: status });
+    this.metrics.attemptLatency.observe({ outcome: status }, result.durationMs / 1000);
+    if (status === 'dead')
+      this.logger.warn({ deliveryId: claimed.id, error: result.errorMessage }, 'webhook delivery dead');
+    return status;
+  }
+
+  async sendTest(tenantId: string, source: WebhookSource) {
+    const endpoint = await this.endpoints.active(tenantId, source);
+    if (!endpoint) throw conflict('Webhook endpoint is not configured');
+    const eventId = randomUUID();
+    const occurredAt = new Date().toISOString();
+    const claimed = await this.deliveries.insertClaimed(
+      {
+        eventId,
+        endpointId: endpoint.id,
+        tenantId,
+        source,
+        eventType: WEBHOOK_TEST_EVENT,
+        entityType: 'webhook',
+        entityId: eventId,
+        payload: envelope({
+          eventType: WEBHOOK_TEST_EVENT,
+          entityType: 'webhook',
+          entityId: eventId,
+          occurredAt,
+          data: { message: 'This is a test event from Tessera.', sentAt: occurredAt },
+        }),
+        occurredAt: new Date(occurredAt),
+      },
+      this.env.WEBHOOK_LEASE_MS,
+    );
+    const status = await this.attempt(claimed!, endpoint);
+    return { deliveryId: claimed!.id, eventId, status };
+  }
+
+  async list(tenantId: string, source: WebhookSource, query: z.infer<typeof listDeliveriesQuery>) {
+    if (query.cursor && !UUID.test(query.cursor))
+      throw badRequest('Invalid cursor', { cursor: ['invalid cursor'] });
+    const rows = await this.deliveries.list(tenantId, source, query);
+    if (rows === 'bad-cursor') throw badRequest('Invalid cursor', { cursor: ['invalid cursor'] });
+    const page = rows.slice(0, query.pageSize);
+    return {
+      items: page.map((r) => this.summary(r)),
+      nextCursor: rows.length > query.pageSize ? page[page.length - 1]!.id : null,
+    };
+  }
+
+  async get(tenantId: string, source: WebhookSource, id: string): Promise<DeliveryDetail> {
+    const row = UUID.test(id) ? await this.deliveries.find(tenantId, source, id) : null;
+    if (!row) throw notFound('Delivery not found');
+    const attempts = await this.deliveries.attempts(row.id);
+    return {
+      ...this.summary(row),
+      payload: row.payload,
+      attempts: attempts.map((a) => ({
+        id: a.id,
+        attemptNumber: a.attemptNumber,
+        requestUrl: a.requestUrl,
+        httpStatusCode: a.httpStatusCode,
+        responseBody: a.responseBody,
+        errorMessage: a.errorMessage,
+        durationMs: a.durationMs,
+        attemptedAt: a.attemptedAt.toISOString(),
+        success: a.success,
+      })),
+    };
+  }
+
+  async retry(tenantId: string, source: WebhookSource, id: string): Promise<DeliveryDetail> {
+    const row = UUID.test(id) ? await this.deliveries.find(tenantId, source, id) : null;
+    if (!row) throw notFound('Delivery not found');
+    const requeued = await this.deliveries.requeue(tenantId, source, id);
+    if (!requeued) throw conflict(`Only failed or dead deliveries can be retried; this one is ${row.status}`);
+    return this.get(tenantId, source, id);
+  }
+
+  private summary(r: WebhookDeliveryEntity) {
+    return {
+      id: r.id,
+      eventId: r.eventId,
+      eventType: r.eventType,
+      entityType: r.entityType,
+      entityId: r.entityId,
+      status: r.status as DeliveryStatus,
+      attemptCount: r.attemptCount,
+      lastAttemptAt: r.lastAttemptAt?.toISOString() ?? null,
+      nextAttemptAt:
+        r.nextAttemptAt && (r.status === 'pending' || r.status === 'failed')
+          ? r.nextAttemptAt.toISOString()
+          : null,
+      createdAt: r.createdAt.toISOString(),
+      deliveredAt: r.deliveredAt?.toISOString() ?? null,
+      lastError: r.lastError,
+    };
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.sender.close();
+  }
+}

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { JobQueues, MetricsService } from '@tessera/platform';
+import { QUEUES } from '@tessera/contracts';
+import { Counter, Gauge, Histogram } from 'prom-client';
+
+@Injectable()
+export class WebhookMetrics {
+  readonly deliveries: Counter<'outcome'>;
+  readonly attemptLatency: Histogram<'outcome'>;
+  readonly outboxLag: Histogram;
+
+  constructor(metrics: MetricsService, queues: JobQueues) {
+    const registers = [metrics.registry];
+    this.deliveries = new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Delivery attempts by outcome (delivered, failed, dead)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.attemptLatency = new Histogram({
+      name: 'webhook_attempt_duration_seconds',
+      help: 'HTTP duration of delivery attempts',
+      labelNames: ['outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.outboxLag = new Histogram({
+      name: 'webhook_outbox_lag_seconds',
+      help: 'Time from the event commit in the producer outbox to the first delivery attempt',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    new Gauge({
+      name: 'webhook_events_queue_depth',
+      help: 'Jobs waiting or delayed in the webhook.events queue',
+      registers,
+      async collect() {
+        this.set(await queues.queue(QUEUES.WEBHOOK_EVENTS).count());
+      },
+    });
+  }
+}

@@ -1,0 +1,123 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { generateWebhookSecret, SecretBox } from '@tessera/auth';
+import {
+  catalogEntry,
+  publicCatalog,
+  type WebhookConfiguration,
+  type WebhookSource,
+  type putEndpointBody,
+} from '@tessera/contracts';
+import { APP_CONFIG, badRequest } from '@tessera/platform';
+import type { z } from 'zod';
+import type { Env } from '../../config/env';
+import { EgressGuard, TargetRefusedError } from '../deliveries/egress-guard';
+import { EndpointsRepository } from './endpoints.repository';
+import type { WebhookEndpointEntity } from './entities/webhook-endpoint.entity';
+
+export interface ActiveEndpoint {
+  id: string;
+  tenantId: string;
+  source: string;
+  url: string;
+  secret: string;
+  subscribedEventTypes: string[] | null;
+}
+
+const CACHE_MS = 1000;
+
+/** Partner endpoint configuration: URL rules, secret generation and rotation, subscriptions. */
+@Injectable()
+export class EndpointsService {
+  private readonly box: SecretBox;
+  private readonly cache = new Map<string, { value: ActiveEndpoint | null; expires: number }>();
+
+  constructor(
+    private readonly endpoints: EndpointsRepository,
+    private readonly guard: EgressGuard,
+    @Inject(APP_CONFIG) env: Env,
+  ) {
+    if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by webhook-dispatcher');
+    this.box = new SecretBox(env.SECRETS_MASTER_KEY, 'webhook-signing-secret');
+  }
+
+  private aad(tenantId: string, source: string): string {
+    return `${tenantId}:${source}`;
+  }
+
+  async put(
+    tenantId: string,
+    source: WebhookSource,
+    body: z.infer<typeof putEndpointBody>,
+  ): Promise<WebhookConfiguration> {
+    try {
+      await this.guard.vet(body.url);
+    } catch (err) {
+      if (err instanceof TargetRefusedError) throw badRequest('Invalid webhook URL', { url: [err.message] });
+      throw err;
+    }
+    const types = body.subscribedEventTypes ?? null;
+    const unknown = (types ?? []).filter((t) => !catalogEntry(source, t));
+    if (unknown.length > 0) {
+      throw badRequest('Unknown event types', {
+        subscribedEventTypes: unknown.map((t) => `unknown event type: ${t}`),
+      });
+    }
+    const existing = await this.endpoints.find(tenantId, source);
+    const rotate = !existing || existing.url !== body.url;
+    const secret = rotate ? generateWebhookSecret() : null;
+    const sealed = secret ? this.box.seal(secret, this.aad(tenantId, source)) : null;
+    const saved = await this.endpoints.upsert(
+      tenantId,
+      source,
+      body.url,
+      sealed,
+      types ? [...new Set(types)] : null,
+    );
+    this.cache.delete(this.aad(tenantId, source));
+    return this.view(saved, secret);
+  }
+
+  async get(tenantId: string, source: WebhookSource): Promise<WebhookConfiguration> {
+    return this.view(await this.endpoints.find(tenantId, source), null);
+  }
+
+  catalog(source: WebhookSource) {
+    return publicCatalog(source);
+  }
+
+  /** The endpoint with its secret opened, for signing; cached briefly (a PUT here clears it). */
+  async active(tenantId: string, source: string): Promise<ActiveEndpoint | null> {
+    const key = this.aad(tenantId, source);
+    const hit = this.cache.get(key);
+    if (hit && hit.expires > Date.now()) return hit.value;
+    const row = await this.endpoints.find(tenantId, source);
+    const value = row ? this.open(row) : null;
+    this.cache.set(key, { value, expires: Date.now() + CACHE_MS });
+    return value;
+  }
+
+  async activeById(id: string): Promise<ActiveEndpoint | null> {
+    const row = await this.endpoints.findById(id);
+    return row ? this.active(row.tenantId, row.source) : null;
+  }
+
+  private open(row: WebhookEndpointEntity): ActiveEndpoint {
+    return {
+      id: row.id,
+      tenantId: row.tenantId,
+      source: row.source,
+      url: row.url,
+      secret: this.box.openText(row.secretSealed, this.aad(row.tenantId, row.source)),
+      subscribedEventTypes: row.subscribedEventTypes,
+    };
+  }
+
+  private view(row: WebhookEndpointEntity | null, secret: string | null): WebhookConfiguration {
+    return {
+      url: row?.url ?? null,
+      signingSecret: secret,
+      subscribedEventTypes: row?.subscribedEventTypes ?? null,
+      isConfigured: Boolean(row?.url && row.secretSealed),
+    };
+  }
+}

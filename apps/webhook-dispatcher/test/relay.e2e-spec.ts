@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { WEBHOOK_RPC } from '@tessera/contracts';
+import { appendToOutbox } from '@tessera/platform';
+import { bootApp, createTestEnvironment, type TestEnvironment } from '@tessera/testing';
+import { DataSource } from 'typeorm';
+import { bootDispatcher, dispatcherMigrator, rpc } from './support/harness';
+import { HttpsReceiver, makeCertificate, waitFor } from './support/https-receiver';
+import { ProducerModule, producerMigrator } from './support/producer';
+import { testResolver } from './support/resolver';
+
+let env: TestEnvironment;
+let dispatcher: NestFastifyApplication;
+let producer: NestFastifyApplication;
+let receiver: HttpsReceiver;
+let producerDb: DataSource;
+
+beforeAll(async () => {
+  const cert = makeCertificate();
+  receiver = new HttpsReceiver(cert);
+  await receiver.start();
+  env = await createTestEnvironment([dispatcherMigrator(), producerMigrator]);
+  dispatcher = await bootDispatcher(
+    env,
+    { WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32', WEBHOOK_CA_FILE: cert.certFile },
+    testResolver(),
+  );
+  // A 30 s poll: anything faster than that came through LISTEN/NOTIFY.
+  producer = await bootApp(ProducerModule.forRoot(env.env, { pollMs: 30_000 }), { rpc: false });
+  producerDb = producer.get(DataSource);
+  const put = await rpc(dispatcher, WEBHOOK_RPC.PUT_ENDPOINT, {
+    tenantId: 'tenant-r',
+    source: 'custody',
+    body: { url: receiver.url('/relay') },
+  });
+  expect(put.ok).toBe(true);
+});
+
+afterAll(async () => {
+  await producer?.close();
+  await dispatcher?.close();
+  await env?.teardown();
+  await receiver?.stop();
+});
+
+const walletEvent = () => {
+  const walletId = randomUUID();
+  return {
+    tenantId: 'tenant-r',
+    eventType: 'wallet.created',
+    entityType: 'wallet',
+    entityId: walletId,
+    data: { walletId, status: 'Active' },
+  };
+};
+
+describe('outbox relay', () => {
+  it('relays a committed outbox row at commit (NOTIFY), long before the backstop poll', async () => {
+    const event = walletEvent();
+    const committedAt = await producerDb.transaction(async (manager) => {
+      await appendToOutbox(manager, [event]);
+      return Date.now();
+    });
+    const reqs = await waitFor(
+      () => receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId)),
+      (r) => r.length === 1,
+      5000,
+    );
+    expect(reqs[0]!.at - committedAt).toBeLessThan(2000);
+    const rows = await producerDb.query('SELECT relayed_at FROM outbox WHERE entity_id = $1', [
+      event.entityId,
+    ]);
+    expect(rows[0].relayed_at).not.toBeNull();
+    expect(JSON.parse(reqs[0]!.rawBody)).toMatchObject({
+      eventType: 'wallet.created',
+      entityId: event.entityId,
+    });
+  });
+
+  it('never relays a rolled-back event', async () => {
+    const event = walletEvent();
+    await producerDb
+      .transaction(async (manager) => {
+        await appendToOutbox(manager, [event]);
+        throw new Error('rollback');
+      })
+      .catch(() => undefined);
+    const other = walletEvent();
+    await producerDb.transaction((manager) => appendToOutbox(manager, [other]));
+    await waitFor(
+      () => receiver.at('/relay').filter((r) => r.rawBody.includes(other.entityId)),
+      (r) => r.length === 1,
+    );
+    expect(receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId))).toHaveLength(0);
+    expect(await producerDb.query('SELECT 1 FROM outbox WHERE entity_id = $1', [event.entityId])).toEqual([]);
+  });
+
+  it('relays a burst of 300 events in six transactions, each once to the dispatcher', async () => {
+    const events = Array.from({ length: 300 }, walletEvent);
+    for (let i = 0; i < events.length; i += 50) {
+      await producerDb.transaction((manager) => appendToOutbox(manager, events.slice(i, i + 50)));
+    }
+    const ids = new Set(events.map((e) => e.entityId));
+    await waitFor(
+      () => receiver.at('/relay').filter((r) => ids.has(JSON.parse(r.rawBody).entityId)),
+      (r) => r.length === 300,
+      15_000,
+    );
+    const dispatcherDb = dispatcher.get(DataSource);
+    const [{ n }] = await dispatcherDb.query(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE entity_id = ANY($1)`,
+      [[...ids]],
+    );
+    expect(n).toBe(300);
+    const [{ left }] = await producerDb.query(
+      'SELECT count(*)::int AS left FROM outbox WHERE relayed_at IS NULL',
+    );
+    expect(left).toBe(0);
+  });
+
+  it('stays idle when disabled (OUTBOX_RELAY_ENABLED=false)', async () => {
+    const idle = await bootApp(ProducerModule.forRoot({ ...env.env, OUTBOX_RELAY_ENABLED: 'false' }), {
+      rpc: false,
+    });
+    try {
+      await producer.close();
+      producer = undefined as never;
+      const event = walletEvent();
+      await idle.get(DataSource).transaction((manager) => appendToOutbox(manager, [event]));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId))).toHaveLength(0);
+      const rows = await idle
+        .get(DataSource)
+        .query('SELECT relayed_at FROM outbox WHERE entity_id = $1', [event.entityId]);
+      expect(rows[0].relayed_at).toBeNull();
+    } finally {
+      await idle.close();
+    }
+  });
+});

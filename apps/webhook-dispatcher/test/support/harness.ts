@@ -1,0 +1,46 @@
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { rpcResult, type WebhookEventPayload } from '@tessera/contracts';
+import { JobQueues, RpcClient } from '@tessera/platform';
+import { bootApp, migratorFor, type TestEnvironment } from '@tessera/testing';
+import { z } from 'zod';
+import { AppModule } from '../../src/app.module';
+import { loadEnv } from '../../src/config/env';
+import { databaseOptions } from '../../src/database/database';
+import type { HostResolver } from '../../src/modules/deliveries/egress-guard';
+
+export const dispatcherMigrator = () =>
+  migratorFor(databaseOptions, join(__dirname, '../../src/database/migrations'));
+
+export async function bootDispatcher(
+  env: TestEnvironment,
+  extra: Record<string, string>,
+  resolver?: HostResolver,
+): Promise<NestFastifyApplication> {
+  return bootApp(AppModule.forRoot(loadEnv({ ...env.env, ...extra }), {}, { resolver }));
+}
+
+/** Calls a dispatcher RPC pattern and returns the raw reply ({ok, result} or {ok:false, error}). */
+export async function rpc(app: NestFastifyApplication, pattern: string, data: unknown) {
+  return app.get(RpcClient).send(pattern, data, rpcResult(z.any()));
+}
+
+export function event(overrides: Partial<WebhookEventPayload> = {}): WebhookEventPayload {
+  const entityId = randomUUID();
+  return {
+    eventId: randomUUID(),
+    source: 'custody',
+    tenantId: 'tenant-a',
+    eventType: 'wallet.created',
+    entityType: 'wallet',
+    entityId,
+    occurredAt: new Date().toISOString(),
+    data: { walletId: entityId, status: 'Active' },
+    ...overrides,
+  };
+}
+
+export async function enqueue(app: NestFastifyApplication, e: WebhookEventPayload): Promise<void> {
+  await app.get(JobQueues).add('WEBHOOK_EVENT', e, { jobId: e.eventId });
+}

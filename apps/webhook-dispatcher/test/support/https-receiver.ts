@@ -1,0 +1,129 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface TestCertificate {
+  certFile: string;
+  key: Buffer;
+  cert: Buffer;
+}
+
+/** A self-signed certificate for receiver.test, flaky.test and 127.0.0.1, made with openssl at test time. */
+export function makeCertificate(): TestCertificate {
+  const dir = mkdtempSync(join(tmpdir(), 'webhook-cert-'));
+  const keyFile = join(dir, 'key.pem');
+  const certFile = join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-sha256',
+      '-days',
+      '1',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-subj',
+      '/CN=receiver.test',
+      '-addext',
+      'subjectAltName=DNS:receiver.test,DNS:flaky.test,IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  return { certFile, key: readFileSync(keyFile), cert: readFileSync(certFile) };
+}
+
+export interface ReceivedRequest {
+  path: string;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  at: number;
+}
+
+/** What the receiver answers on a path: a status, an optional delay and headers. */
+export type Behaviour = { status: number; delayMs?: number; headers?: Record<string, string>; body?: string };
+
+export class HttpsReceiver {
+  readonly requests: ReceivedRequest[] = [];
+  private readonly behaviours = new Map<string, Behaviour[]>();
+  private server!: Server;
+  port = 0;
+
+  constructor(private readonly certificate: TestCertificate) {}
+
+  /** Answers the next requests on `path` with these behaviours in order; the last one repeats. */
+  on(path: string, ...behaviours: Behaviour[]): void {
+    this.behaviours.set(path, behaviours);
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer({ key: this.certificate.key, cert: this.certificate.cert }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const path = req.url ?? '/';
+        this.requests.push({
+          path,
+          headers: req.headers,
+          rawBody: Buffer.concat(chunks).toString('utf8'),
+          at: Date.now(),
+        });
+        const list = this.behaviours.get(path) ?? [{ status: 200 }];
+        const b = list.length > 1 ? list.shift()! : list[0]!;
+        const send = () => {
+          if (res.destroyed) return;
+          res.writeHead(b.status, b.headers ?? {});
+          res.end(b.body ?? 'ok');
+        };
+        if (b.delayMs) setTimeout(send, b.delayMs);
+        else send();
+      });
+    });
+    this.server.keepAliveTimeout = 30_000;
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  url(path: string, host = 'receiver.test'): string {
+    return `https://${host}:${this.port}${path}`;
+  }
+
+  at(path: string): ReceivedRequest[] {
+    return this.requests.filter((r) => r.path === path);
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+export function writeTemp(name: string, content: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'webhook-')), name);
+  writeFileSync(file, content);
+  return file;
+}
+
+export async function waitFor<T>(
+  fn: () => Promise<T> | T,
+  ok: (v: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await fn();
+  while (!ok(value)) {
+    if (Date.now() > deadline) throw new Error(`waitFor timed out; last value: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 25));
+    value = await fn();
+  }
+  return value;
+}

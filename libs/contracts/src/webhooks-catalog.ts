@@ -1,0 +1,202 @@
+import { z } from 'zod';
+
+/** Where a partner event comes from; each source has its own endpoint configuration per tenant. */
+export const webhookSource = z.enum(['custody', 'verification']);
+export type WebhookSource = z.infer<typeof webhookSource>;
+
+const ts = z.string().datetime({ offset: true });
+const decimal = z.string().regex(/^-?\d+(\.\d+)?$/);
+const nullableDecimal = decimal.nullable();
+const transactionType = z.enum(['Deposit', 'Withdrawal', 'InternalTransfer']);
+const transactionStatus = z.enum([
+  'Submitted',
+  'PendingSignature',
+  'Broadcasting',
+  'Confirming',
+  'Completed',
+  'Failed',
+  'Cancelled',
+]);
+
+/** transaction.created: every Transaction field of the contract. */
+export const transactionCreatedData = z.object({
+  transactionId: z.string().uuid(),
+  type: transactionType,
+  status: transactionStatus,
+  vaultId: z.string().uuid(),
+  vaultExternalId: z.string(),
+  vaultName: z.string(),
+  assetId: z.string().uuid(),
+  assetSymbol: z.string(),
+  assetNetwork: z.string(),
+  sourceWalletId: z.string().uuid().nullable(),
+  destinationWalletId: z.string().uuid().nullable(),
+  amount: decimal,
+  sourceAddress: z.string(),
+  destinationAddress: z.string(),
+  destinationTag: z.string().nullable(),
+  txHash: z.string().nullable(),
+  networkFee: nullableDecimal.optional(),
+  feeCurrency: z.string().nullable().optional(),
+  amountUSD: nullableDecimal,
+  feeUSD: nullableDecimal,
+  note: z.string().nullable(),
+  createdAt: ts,
+});
+
+/** transaction.status.updated: the catalog's listed fields. */
+export const transactionStatusUpdatedData = z.object({
+  transactionId: z.string().uuid(),
+  type: transactionType,
+  status: transactionStatus,
+  previousStatus: transactionStatus,
+  vaultId: z.string().uuid(),
+  vaultExternalId: z.string(),
+  vaultName: z.string(),
+  assetId: z.string().uuid(),
+  assetSymbol: z.string(),
+  assetNetwork: z.string(),
+  sourceWalletId: z.string().uuid().nullable(),
+  amount: decimal,
+  sourceAddress: z.string(),
+  destinationAddress: z.string(),
+  txHash: z.string().nullable(),
+  networkFee: nullableDecimal.optional(),
+  feeCurrency: z.string().nullable().optional(),
+  amountUSD: nullableDecimal,
+  feeUSD: nullableDecimal,
+  failureReason: z.string().nullable(),
+  completedAt: ts.nullable(),
+});
+
+export const walletCreatedData = z.object({
+  walletId: z.string().uuid(),
+  vaultId: z.string().uuid(),
+  assetId: z.string().uuid(),
+  label: z.string(),
+  depositAddress: z.string(),
+  depositTag: z.string().nullable(),
+  status: z.string(),
+  createdAt: ts,
+});
+
+/** balance.updated: a cache-invalidation signal; entityId is `<vaultAccountId>:<assetId>`. */
+export const balanceUpdatedData = z
+  .object({ vaultAccountId: z.string().uuid(), assetId: z.string().uuid() })
+  .strict();
+
+export const webhookTestData = z.object({ message: z.string(), sentAt: ts });
+
+const applicantRef = z.object({
+  applicantId: z.string(),
+  externalUserId: z.string(),
+  levelName: z.string().nullable().optional(),
+  sandbox: z.boolean().optional(),
+  createdAtUtc: ts.optional(),
+});
+
+export const applicantReviewedData = z.object({
+  applicantId: z.string(),
+  externalUserId: z.string(),
+  levelName: z.string().nullable(),
+  reviewStatus: z.string(),
+  reviewResult: z.object({
+    reviewAnswer: z.enum(['GREEN', 'RED']),
+    reviewRejectType: z.string().nullable().optional(),
+    rejectLabels: z.array(z.string()),
+    moderationComment: z.string().nullable().optional(),
+  }),
+  steps: z.array(z.record(z.string(), z.unknown())),
+  sandbox: z.boolean(),
+  createdAtUtc: ts,
+});
+
+export interface CatalogEntry {
+  eventType: string;
+  entityType: string;
+  source: WebhookSource;
+  description: string;
+  schema: z.ZodType;
+}
+
+const custody: CatalogEntry[] = [
+  {
+    eventType: 'transaction.created',
+    entityType: 'transaction',
+    source: 'custody',
+    description: 'Any new transaction (deposit detected, transfer submitted, withdrawal submitted).',
+    schema: transactionCreatedData,
+  },
+  {
+    eventType: 'transaction.status.updated',
+    entityType: 'transaction',
+    source: 'custody',
+    description: 'Every status change of a transaction.',
+    schema: transactionStatusUpdatedData,
+  },
+  {
+    eventType: 'wallet.created',
+    entityType: 'wallet',
+    source: 'custody',
+    description: 'A wallet is provisioned.',
+    schema: walletCreatedData,
+  },
+  {
+    eventType: 'balance.updated',
+    entityType: 'balance',
+    source: 'custody',
+    description:
+      'A wallet balance changes for any reason (confirmed deposit or withdrawal, internal transfer in or out, on-chain rebase). Cache-invalidation signal: re-read the balance.',
+    schema: balanceUpdatedData,
+  },
+];
+
+const verificationTypes: [string, string, z.ZodType][] = [
+  ['applicantCreated', 'An applicant was created.', applicantRef],
+  ['applicantPending', 'An applicant submitted everything and checks are running.', applicantRef],
+  ['applicantReviewed', 'A review was completed (GREEN or RED).', applicantReviewedData],
+  ['applicantOnHold', 'A review needs an operator decision.', applicantRef],
+  ['applicantReset', 'An applicant was reset by an operator.', applicantRef],
+  ['applicantDeactivated', 'An applicant was deactivated.', applicantRef],
+  ['applicantActivated', 'An applicant was activated again.', applicantRef],
+  ['applicantPersonalInfoChanged', "An applicant's personal information changed.", applicantRef],
+  ['companyChildrenCompleted', 'Every UBO child of a company applicant is closed.', applicantRef],
+];
+
+const verification: CatalogEntry[] = verificationTypes.map(([eventType, description, schema]) => ({
+  eventType,
+  entityType: 'applicant',
+  source: 'verification',
+  description,
+  schema,
+}));
+
+export const WEBHOOK_TEST_EVENT = 'webhook.test';
+
+const testEvent = (source: WebhookSource): CatalogEntry => ({
+  eventType: WEBHOOK_TEST_EVENT,
+  entityType: 'webhook',
+  source,
+  description: 'Synthetic event sent by the test delivery, signed like real ones.',
+  schema: webhookTestData,
+});
+
+/** The live event catalog of each source, webhook.test included. */
+export const WEBHOOK_CATALOG: Record<WebhookSource, CatalogEntry[]> = {
+  custody: [...custody, testEvent('custody')],
+  verification: [...verification, testEvent('verification')],
+};
+
+export function catalogEntry(source: WebhookSource, eventType: string): CatalogEntry | undefined {
+  return WEBHOOK_CATALOG[source].find((e) => e.eventType === eventType);
+}
+
+/** The catalog as served to partners: JSON Schema for each payload. */
+export function publicCatalog(source: WebhookSource) {
+  return WEBHOOK_CATALOG[source].map((e) => ({
+    eventType: e.eventType,
+    entityType: e.entityType,
+    description: e.description,
+    dataSchema: z.toJSONSchema(e.schema, { io: 'input', unrepresentable: 'any' }),
+  }));
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { webhookSource } from './webhooks-catalog';
+
+/** RPC patterns served by webhook-dispatcher for the partner-facing webhook endpoints of both APIs. */
+export const WEBHOOK_RPC = {
+  PUT_ENDPOINT: 'webhook-dispatcher.endpoint.put.v1',
+  GET_ENDPOINT: 'webhook-dispatcher.endpoint.get.v1',
+  SEND_TEST: 'webhook-dispatcher.endpoint.test.v1',
+  CATALOG: 'webhook-dispatcher.catalog.v1',
+  LIST_DELIVERIES: 'webhook-dispatcher.deliveries.list.v1',
+  GET_DELIVERY: 'webhook-dispatcher.deliveries.get.v1',
+  RETRY_DELIVERY: 'webhook-dispatcher.deliveries.retry.v1',
+} as const;
+
+export const deliveryStatus = z.enum(['pending', 'delivered', 'failed', 'dead']);
+export type DeliveryStatus = z.infer<typeof deliveryStatus>;
+
+const scope = { tenantId: z.string().min(1), source: webhookSource };
+
+export const MAX_PAGE_SIZE = 200;
+
+/** Partner request bodies and queries (the same for both APIs). */
+export const putEndpointBody = z.object({
+  url: z.string().min(1).max(2048),
+  subscribedEventTypes: z.array(z.string().min(1)).max(100).nullable().optional(),
+});
+export const listDeliveriesQuery = z.object({
+  pageSize: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(20),
+  cursor: z.string().min(1).optional(),
+  status: deliveryStatus.optional(),
+});
+
+export const putEndpointRequest = z.object({ ...scope, body: putEndpointBody });
+export const scopeRequest = z.object(scope);
+export const listDeliveriesRequest = z.object({ ...scope, query: listDeliveriesQuery });
+export const deliveryRequest = z.object({ ...scope, id: z.string() });
+
+export const webhookConfiguration = z.object({
+  url: z.string().nullable(),
+  signingSecret: z.string().nullable(),
+  subscribedEventTypes: z.array(z.string()).nullable(),
+  isConfigured: z.boolean(),
+});
+export type WebhookConfiguration = z.infer<typeof webhookConfiguration>;
+
+export const deliveryAttempt = z.object({
+  id: z.string(),
+  attemptNumber: z.number().int(),
+  requestUrl: z.string(),
+  httpStatusCode: z.number().int().nullable(),
+  responseBody: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  durationMs: z.number().int(),
+  attemptedAt: z.string(),
+  success: z.boolean(),
+});
+
+export const deliverySummary = z.object({
+  id: z.string(),
+  eventId: z.string(),
+  eventType: z.string(),
+  entityType: z.string(),
+  entityId: z.string(),
+  status: deliveryStatus,
+  attemptCount: z.number().int(),
+  lastAttemptAt: z.string().nullable(),
+  nextAttemptAt: z.string().nullable(),
+  createdAt: z.string(),
+  deliveredAt: z.string().nullable(),
+  lastError: z.string().nullable(),
+});
+export const deliveryDetail = deliverySummary.extend({
+  payload: z.string(),
+  attempts: z.array(deliveryAttempt),
+});
+export type DeliveryDetail = z.infer<typeof deliveryDetail>;
+
+export const deliveryPage = z.object({ items: z.array(deliverySummary), nextCursor: z.string().nullable() });
+
+export const catalogReply = z.array(
+  z.object({
+    eventType: z.string(),
+    entityType: z.string(),
+    description: z.string(),
+    dataSchema: z.unknown(),
+  }),
+);
+
+export const testDeliveryReply = z.object({
+  deliveryId: z.string(),
+  eventId: z.string(),
+  status: deliveryStatus,
+});
+
+/** Every RPC reply: the result, or an error the API maps to its HTTP status and error shape. */
+export const rpcError = z.object({
+  status: z.number().int(),
+  message: z.string(),
+  errors: z.record(z.string(), z.array(z.string())).optional(),
+});
+export type RpcError = z.infer<typeof rpcError>;
+
+export const rpcResult = <S extends z.ZodType>(ok: S) =>
+  z.union([
+    z.object({ ok: z.literal(true), result: ok }),
+    z.object({ ok: z.literal(false), error: rpcError }),
+  ]);

@@ -1,0 +1,173 @@
+import {
+  type DynamicModule,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { JobQueues } from './jobs';
+import { outboxChannel } from './outbox';
+import { PLATFORM_OPTIONS, type PlatformOptions } from './tokens';
+
+export interface OutboxRelayOptions {
+  /** The `source` of every relayed event (which partner API the events belong to). */
+  source: 'custody' | 'verification';
+  /** False: the provider is registered but idle (env flag OUTBOX_RELAY_ENABLED=false). Default true. */
+  enabled?: boolean;
+  /** Backstop poll when no NOTIFY arrives (default 1000 ms; the contract's "about every 5 s" is a ceiling). */
+  pollMs?: number;
+  batchSize?: number;
+}
+
+export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
+
+interface OutboxRow {
+  id: string;
+  tenant_id: string;
+  event_type: string;
+  entity_type: string;
+  entity_id: string;
+  data: Record<string, unknown>;
+  occurred_at: Date;
+}
+
+/**
+ * Moves committed outbox rows to the webhook.events queue (ARCHITECTURE.md, "Transactional outbox").
+ * Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the work; each batch is enqueued
+ * with jobId = event id (a replay after a crash between enqueue and commit is deduplicated by BullMQ, and by
+ * the dispatcher's unique key after that) and stamped relayed in the same transaction. appendToOutbox
+ * NOTIFYs the schema's channel in the producer's transaction, so the relay wakes at commit; a poll is the
+ * backstop for lost notifications and for a dropped LISTEN connection.
+ */
+@Injectable()
+export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(OutboxRelay.name);
+  private listener: Client | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly queues: JobQueues,
+    @Inject(PLATFORM_OPTIONS) private readonly platform: PlatformOptions,
+    @Inject(OUTBOX_RELAY_OPTIONS) private readonly options: OutboxRelayOptions,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.options.enabled === false) {
+      this.logger.warn('outbox relay disabled (OUTBOX_RELAY_ENABLED=false)');
+      return;
+    }
+    await this.listen();
+    this.wake();
+  }
+
+  private async listen(): Promise<void> {
+    const channel = outboxChannel(this.platform.database.schema);
+    const client = new Client({
+      connectionString: this.platform.env.DATABASE_URL,
+      application_name: `${this.platform.service}-outbox-listen`,
+    });
+    client.on('notification', () => this.wake());
+    client.on('error', (err) => {
+      this.logger.warn({ err: err.message }, 'outbox LISTEN connection lost; polling until it is back');
+      this.listener = null;
+      client.end().catch(() => undefined);
+      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1000);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${channel}"`);
+      this.listener = client;
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'outbox LISTEN failed; polling only');
+      await client.end().catch(() => undefined);
+      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1000);
+    }
+  }
+
+  /** Runs the relay now (or right after the current run). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      } else if (!this.stopped) {
+        this.timer = setTimeout(() => this.wake(), this.options.pollMs ?? 1000);
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    const batch = this.options.batchSize ?? 500;
+    try {
+      while (!this.stopped && (await this.relayBatch(batch)) === batch);
+    } catch (err) {
+      this.logger.error({ err: (err as Error).message }, 'outbox relay failed; will retry');
+    }
+  }
+
+  /** One batch in one transaction; returns how many rows were relayed. */
+  async relayBatch(limit: number): Promise<number> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows: OutboxRow[] = await manager.query(
+        `SELECT id, tenant_id, event_type, entity_type, entity_id, data, occurred_at FROM outbox
+         WHERE relayed_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [limit],
+      );
+      if (rows.length === 0) return 0;
+      await this.queues.addBulk(
+        'WEBHOOK_EVENT',
+        rows.map((r) => ({
+          jobId: r.id,
+          payload: {
+            eventId: r.id,
+            source: this.options.source,
+            tenantId: r.tenant_id,
+            eventType: r.event_type,
+            entityType: r.entity_type,
+            entityId: r.entity_id,
+            occurredAt: new Date(r.occurred_at).toISOString(),
+            data: r.data,
+          },
+        })),
+      );
+      await manager.query('UPDATE outbox SET relayed_at = now() WHERE id = ANY($1::uuid[])', [
+        rows.map((r) => r.id),
+      ]);
+      return rows.length;
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    await this.listener?.end().catch(() => undefined);
+  }
+}
+
+/** Registers the outbox relay in a producing service (custody worker, verification API). */
+@Module({})
+export class OutboxRelayModule {
+  static forRoot(options: OutboxRelayOptions): DynamicModule {
+    return {
+      module: OutboxRelayModule,
+      providers: [{ provide: OUTBOX_RELAY_OPTIONS, useValue: options }, OutboxRelay],
+      exports: [OutboxRelay],
+    };
+  }
+}
