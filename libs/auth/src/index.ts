@@ -1,3 +1,6 @@
 export * from './encryption';
+export * from './ip-allow-list';
 export * from './rate-limiter';
+export * from './replay-cache';
+export * from './request-signing';
 export * from './secrets';
