@@ -1,0 +1,223 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { CustodyTransactionStatus } from '@tessera/contracts';
+import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../../common/caller';
+import { applyBalanceDeltas, type BalanceDelta, rowsOf } from '../ledger/ledger';
+import type { TransactionRecord } from './transaction.record';
+
+export interface IdempotencyClaim {
+  endpoint: string;
+  key: string;
+  requestHash: string;
+}
+
+export interface StoredResponse {
+  requestHash: string;
+  statusCode: number;
+  response: Record<string, unknown>;
+}
+
+export type CreateOutcome = { created: true } | { created: false; existing: StoredResponse };
+
+export interface TransactionFilters {
+  take: number;
+  after?: { createdAt: string; id: string };
+  type?: string;
+  status?: string;
+  vaultId?: string;
+  walletId?: string;
+  since?: string;
+}
+
+const RECORD_SELECT = `
+  SELECT t."id", t."tenant_id" AS "tenantId", t."environment", t."type", t."status", t."vault_id" AS "vaultId",
+         v."external_id" AS "vaultExternalId", v."name" AS "vaultName", t."asset_id" AS "assetId",
+         a."symbol" AS "assetSymbol", a."network" AS "assetNetwork", a."decimals" AS "assetDecimals",
+         a."confirmations" AS "assetConfirmations", t."wallet_id" AS "walletId",
+         t."source_wallet_id" AS "sourceWalletId", t."destination_wallet_id" AS "destinationWalletId",
+         t."amount", t."source_address" AS "sourceAddress", t."destination_address" AS "destinationAddress",
+         t."destination_tag" AS "destinationTag", t."tx_hash" AS "txHash", t."network_fee" AS "networkFee",
+         t."fee_currency" AS "feeCurrency", t."note", t."failure_reason" AS "failureReason",
+         t."created_at" AS "createdAt", t."updated_at" AS "updatedAt", t."completed_at" AS "completedAt"
+  FROM "transactions" t
+  JOIN "vaults" v ON v."id" = t."vault_id"
+  JOIN "assets" a ON a."id" = t."asset_id"`;
+
+const IDEMPOTENCY_TTL = `interval '24 hours'`;
+
+@Injectable()
+export class TransactionsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async findStoredResponse(caller: Caller, claim: IdempotencyClaim): Promise<StoredResponse | undefined> {
+    const rows: StoredResponse[] = await this.db.query(
+      `SELECT "request_hash" AS "requestHash", "status_code" AS "statusCode", "response"
+       FROM "idempotency_keys" WHERE "tenant_id" = $1 AND "environment" = $2 AND "endpoint" = $3 AND "key" = $4
+         AND "created_at" > now() - ${IDEMPOTENCY_TTL}`,
+      [caller.tenantId, caller.environment, claim.endpoint, claim.key],
+    );
+    return rows[0];
+  }
+
+  /**
+   * One database transaction: reserve the Idempotency-Key (with the response already built), apply the
+   * balance deltas with their ledger entries, insert the transaction, append the outbox events.
+   * A concurrent request holding the same key makes the reservation wait; once that one commits, this one
+   * returns its stored response instead. Any error rolls everything back, the reservation included.
+   */
+  async create(
+    caller: Caller,
+    record: TransactionRecord,
+    deltas: BalanceDelta[],
+    events: OutboxEvent[],
+    idempotency: (IdempotencyClaim & { response: Record<string, unknown> }) | undefined,
+  ): Promise<CreateOutcome> {
+    const runner = this.db.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      const manager = runner.manager;
+      if (idempotency) {
+        const claimed = rowsOf<unknown>(
+          await manager.query(
+            `INSERT INTO "idempotency_keys" AS k ("tenant_id", "environment", "endpoint", "key", "request_hash",
+               "status_code", "response") VALUES ($1, $2, $3, $4, $5, 201, $6)
+             ON CONFLICT ("tenant_id", "environment", "endpoint", "key") DO UPDATE
+               SET "request_hash" = EXCLUDED."request_hash", "response" = EXCLUDED."response",
+                   "status_code" = 201, "created_at" = now()
+               WHERE k."created_at" <= now() - ${IDEMPOTENCY_TTL}
+             RETURNING 1`,
+            [
+              caller.tenantId,
+              caller.environment,
+              idempotency.endpoint,
+              idempotency.key,
+              idempotency.requestHash,
+              JSON.stringify(idempotency.response),
+            ],
+          ),
+        );
+        if (claimed.length === 0) {
+          await runner.rollbackTransaction();
+          const existing = await this.findStoredResponse(caller, idempotency);
+          if (!existing) throw new Error('Idempotency key vanished between conflict and read');
+          return { created: false, existing };
+        }
+      }
+      await applyBalanceDeltas(manager, deltas);
+      await manager.query(
+        `INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
+           "wallet_id", "source_wallet_id", "destination_wallet_id", "amount", "source_address",
+           "destination_address", "destination_tag", "tx_hash", "network_fee", "fee_currency", "note",
+           "created_at", "updated_at")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)`,
+        [
+          record.id,
+          record.tenantId,
+          record.environment,
+          record.type,
+          record.status,
+          record.vaultId,
+          record.assetId,
+          record.walletId,
+          record.sourceWalletId,
+          record.destinationWalletId,
+          record.amount,
+          record.sourceAddress,
+          record.destinationAddress,
+          record.destinationTag,
+          record.txHash,
+          record.networkFee,
+          record.feeCurrency,
+          record.note,
+          record.createdAt,
+        ],
+      );
+      await appendToOutbox(manager, events);
+      await runner.commitTransaction();
+      return { created: true };
+    } catch (err) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      throw err;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  async find(caller: Caller, id: string): Promise<TransactionRecord | undefined> {
+    const rows: TransactionRecord[] = await this.db.query(
+      `${RECORD_SELECT} WHERE t."id" = $1 AND t."tenant_id" = $2 AND t."environment" = $3`,
+      [id, caller.tenantId, caller.environment],
+    );
+    return rows[0];
+  }
+
+  /** For the worker role: a transaction by id, any tenant. */
+  async load(id: string): Promise<TransactionRecord | undefined> {
+    const rows: TransactionRecord[] = await this.db.query(`${RECORD_SELECT} WHERE t."id" = $1`, [id]);
+    return rows[0];
+  }
+
+  list(caller: Caller, f: TransactionFilters): Promise<TransactionRecord[]> {
+    const params: unknown[] = [caller.tenantId, caller.environment];
+    const where = [`t."tenant_id" = $1`, `t."environment" = $2`];
+    const add = (sql: (n: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(`$${params.length}`));
+    };
+    if (f.type) add((n) => `t."type" = ${n}`, f.type);
+    if (f.status) add((n) => `t."status" = ${n}`, f.status);
+    if (f.vaultId) add((n) => `t."vault_id" = ${n}`, f.vaultId);
+    if (f.walletId) {
+      add(
+        (n) => `(t."wallet_id" = ${n} OR t."source_wallet_id" = ${n} OR t."destination_wallet_id" = ${n})`,
+        f.walletId,
+      );
+    }
+    if (f.since) add((n) => `t."created_at" >= ${n}::timestamptz`, f.since);
+    if (f.after) {
+      params.push(f.after.createdAt, f.after.id);
+      where.push(`(t."created_at", t."id") < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+    }
+    params.push(f.take);
+    return this.db.query(
+      `${RECORD_SELECT} WHERE ${where.join(' AND ')} ORDER BY t."created_at" DESC, t."id" DESC LIMIT $${params.length}`,
+      params,
+    );
+  }
+
+  /**
+   * Compare-and-set move of the machine, in one database transaction with its ledger effect and events:
+   * UPDATE … WHERE status = expected. Returns the updated record, or undefined when another worker moved
+   * the transaction first (nothing is written then).
+   */
+  async transition(
+    id: string,
+    expected: CustodyTransactionStatus,
+    next: CustodyTransactionStatus,
+    patch: { txHash?: string | null; failureReason?: string | null; terminal: boolean },
+    deltas: BalanceDelta[],
+    events: (updated: TransactionRecord) => OutboxEvent[],
+  ): Promise<TransactionRecord | undefined> {
+    return this.db.transaction(async (manager) => {
+      const moved = rowsOf<{ id: string }>(
+        await manager.query(
+          `UPDATE "transactions" SET "status" = $3, "updated_at" = now(),
+             "tx_hash" = COALESCE($4, "tx_hash"), "failure_reason" = COALESCE($5, "failure_reason"),
+             "completed_at" = CASE WHEN $6::boolean THEN now() ELSE "completed_at" END
+           WHERE "id" = $1 AND "status" = $2 RETURNING "id"`,
+          [id, expected, next, patch.txHash ?? null, patch.failureReason ?? null, patch.terminal],
+        ),
+      );
+      if (moved.length === 0) return undefined;
+      await applyBalanceDeltas(manager, deltas);
+      const [updated] = (await manager.query(`${RECORD_SELECT} WHERE t."id" = $1`, [
+        id,
+      ])) as TransactionRecord[];
+      await appendToOutbox(manager, events(updated));
+      return updated;
+    });
+  }
+}
