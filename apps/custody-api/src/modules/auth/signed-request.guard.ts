@@ -18,6 +18,7 @@ import {
   RedisKeys,
   TooManyRequestsException,
   unauthorized,
+  withTimeout,
 } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import type Redis from 'ioredis';
@@ -29,6 +30,7 @@ import { TenantsService } from '../tenants/tenants.service';
 const WINDOW = { windowSeconds: 60, segments: 4 };
 const DRIFT_SECONDS = 30;
 const REPLAY_TTL_SECONDS = 60;
+const ANONYMOUS_LIMIT_TIMEOUT_MS = 300;
 
 type CustodyRequest = FastifyRequest & { custodyCaller?: Caller; rawBody?: Buffer };
 
@@ -69,7 +71,16 @@ export class SignedRequestGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<CustodyRequest>();
     const ip = clientIp(request.socket?.remoteAddress, request.headers['x-forwarded-for'], this.proxies);
     if (access === 'anonymous') {
-      await this.limit(`ip:${ip ?? 'unknown'}`, this.env.CUSTODY_RATE_LIMIT_PER_IP);
+      // /health must still answer (503) while Redis is down: the anonymous limit fails open.
+      try {
+        await withTimeout(
+          this.limit(`ip:${ip ?? 'unknown'}`, this.env.CUSTODY_RATE_LIMIT_PER_IP),
+          ANONYMOUS_LIMIT_TIMEOUT_MS,
+          'anonymous rate limit',
+        );
+      } catch (err) {
+        if (err instanceof TooManyRequestsException) throw err;
+      }
       return true;
     }
     request.custodyCaller = await this.verify(request, ip);

@@ -29,12 +29,12 @@ export class TenantsRepository {
     return this.db.getRepository(ApiKeyEntity).findOneBy({ apiKey });
   }
 
-  /** True when a key that was active is now revoked. */
+  /** Revokes a key (idempotent); false when no such key exists. */
   async revokeKey(apiKey: string): Promise<boolean> {
-    const result = await this.db
-      .getRepository(ApiKeyEntity)
-      .update({ apiKey, revokedAt: null as never }, { revokedAt: new Date() });
-    if (result.affected) return true;
+    await this.db.query(
+      `UPDATE "api_keys" SET "revoked_at" = now() WHERE "api_key" = $1 AND "revoked_at" IS NULL`,
+      [apiKey],
+    );
     return (await this.findKey(apiKey)) !== null;
   }
 }
