@@ -54,6 +54,8 @@ export async function startHarness(
     ...env.env,
     CHAIN_SIM_STEP_DELAY_MS: '5',
     CHAIN_SIM_BLOCK_MS: '1',
+    // The per-key limit has its own test (rate-limit.e2e-spec.ts); the other suites poll freely.
+    CUSTODY_RATE_LIMIT_PER_KEY: '100000',
     ...extraEnv,
   };
   const api = await bootApp(AppModule.forRoot(loadEnv(vars)), { rpc: false, listen: opts.listen });
