@@ -48,16 +48,27 @@ export function timestampWithinDrift(timestampMs: number, nowMs: number, driftSe
   return Math.abs(nowMs - timestampMs) <= driftSeconds * 1000;
 }
 
+let lastTimestampMs = 0;
+
+/**
+ * A millisecond timestamp that never repeats within this process: two identical requests signed in the
+ * same millisecond would otherwise carry the same signature, and the replay cache refuses the second.
+ */
+export function uniqueTimestampMs(): string {
+  lastTimestampMs = Math.max(Date.now(), lastTimestampMs + 1);
+  return String(lastTimestampMs);
+}
+
 /**
  * The client side (tests, bench, a future SDK): the three headers for one request.
- * `timestamp` defaults to the current time in milliseconds, so two identical requests differ.
+ * `timestamp` defaults to a process-unique millisecond timestamp, so two identical requests differ.
  */
 export function signRequest(
   apiKey: string,
   secret: string,
   request: Omit<SignableRequest, 'timestamp'> & { timestamp?: string },
 ): Record<string, string> {
-  const timestamp = request.timestamp ?? String(Date.now());
+  const timestamp = request.timestamp ?? uniqueTimestampMs();
   const signature = computeRequestSignature(secret, { ...request, timestamp });
   return {
     [SIGNATURE_HEADERS.apiKey]: apiKey,
