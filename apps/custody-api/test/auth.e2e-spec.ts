@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { computeRequestSignature, signRequest } from '@tessera/auth';
 import { TEST_ADMIN_TOKEN, TEST_MASTER_KEY } from '@tessera/testing';
 import request from 'supertest';
@@ -194,10 +195,7 @@ describe('signed requests', () => {
       pathWithQuery: '/transactions?take=5',
       body: '',
     });
-    const expected = require('node:crypto')
-      .createHmac('sha256', 'secret')
-      .update('1700000000GET/transactions?take=5')
-      .digest('hex');
+    const expected = createHmac('sha256', 'secret').update('1700000000GET/transactions?take=5').digest('hex');
     expect(sig).toBe(expected);
     expect(TEST_MASTER_KEY).toBeDefined();
     expect(TEST_ADMIN_TOKEN).toBeDefined();
