@@ -161,8 +161,6 @@ export class TransactionsService {
     const key = this.idempotencyKey(keyHeader);
     const body = transferSchema.parse(input ?? {});
     const claim = { endpoint: 'transfer', key, requestHash: hashBody(body) };
-    const replay = await this.replay(caller, claim);
-    if (replay) return replay;
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
     const destination = await this.bodyWallet(caller, body.destinationWalletId, 'destinationWalletId');
     if (source.id === destination.id) {
@@ -217,8 +215,6 @@ export class TransactionsService {
     const key = this.idempotencyKey(keyHeader);
     const body = withdrawSchema.parse(input ?? {});
     const claim = { endpoint: 'withdraw', key, requestHash: hashBody(body) };
-    const replay = await this.replay(caller, claim);
-    if (replay) return replay;
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
     const asset = (await this.assets.find(source.assetId))!;
     const units = this.units(asset, body.amount);
@@ -273,15 +269,6 @@ export class TransactionsService {
       [{ walletId: wallet.id, transactionId: record.id, kind: 'deposit-pending', pending: units }],
       [balanceUpdatedEvent(caller.tenantId, wallet.vaultId, asset.id)],
     );
-  }
-
-  private async replay(
-    caller: Caller,
-    claim: { endpoint: string; key: string; requestHash: string },
-  ): Promise<TransactionResponse | undefined> {
-    const stored = await this.repository.findStoredResponse(caller, claim);
-    if (!stored) return undefined;
-    return this.storedOrMismatch(stored, claim.requestHash);
   }
 
   private storedOrMismatch(

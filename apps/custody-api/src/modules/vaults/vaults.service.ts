@@ -43,8 +43,12 @@ const vaultDto = (v: VaultRow) => ({
   createdAt: new Date(v.createdAt).toISOString(),
 });
 
+const WALLET_CACHE_MS = 60_000;
+
 @Injectable()
 export class VaultsService {
+  private readonly walletCache = new Map<string, { wallet: WalletView; expires: number }>();
+
   constructor(
     private readonly repository: VaultsRepository,
     private readonly assets: AssetsService,
@@ -111,9 +115,18 @@ export class VaultsService {
     return { items: (await this.repository.listWallets(caller, vaultId)).map(walletDto) };
   }
 
+  /**
+   * A wallet of the caller's tenant and environment. Found wallets are cached in process for a minute:
+   * nothing about a wallet's view (vault, asset, first address) changes after creation.
+   */
   async walletOrThrow(caller: Caller, id: string): Promise<WalletView> {
+    const cacheKey = `${caller.tenantId}:${caller.environment}:${id}`;
+    const cached = this.walletCache.get(cacheKey);
+    if (cached && cached.expires > Date.now()) return cached.wallet;
     const wallet = isUuid(id) ? await this.repository.findWallet(caller, id) : undefined;
     if (!wallet) throw notFound('Wallet not found');
+    if (this.walletCache.size > 50_000) this.walletCache.clear();
+    this.walletCache.set(cacheKey, { wallet, expires: Date.now() + WALLET_CACHE_MS });
     return wallet;
   }
 
