@@ -3,6 +3,13 @@ import { PlatformModule, type PlatformOptions } from '@tessera/platform';
 import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
+import { AddressBookModule } from './modules/address-book/address-book.module';
+import { AssetsModule } from './modules/assets/assets.module';
+import { AuthModule } from './modules/auth/auth.module';
+import { SwaggerDocsModule } from './modules/swagger/swagger.module';
+import { TenantsModule } from './modules/tenants/tenants.module';
+import { TransactionsModule } from './modules/transactions/transactions.module';
+import { VaultsModule } from './modules/vaults/vaults.module';
 
 @Module({})
 export class AppModule {
@@ -18,6 +25,13 @@ export class AppModule {
           database: { schema: SCHEMA, entities, migrations },
           ...overrides,
         }),
+        AuthModule,
+        TenantsModule,
+        AssetsModule,
+        VaultsModule,
+        AddressBookModule,
+        TransactionsModule,
+        SwaggerDocsModule,
       ],
     };
   }

@@ -2,9 +2,11 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { OutboxRelayModule, PlatformModule, type PlatformOptions } from '@tessera/platform';
 import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
+import { QUEUES } from '@tessera/contracts';
 import { migrations } from './database/migrations';
+import { TransactionsProcessingModule } from './modules/transactions/transactions-processing.module';
 
-/** The worker role's module: platform wiring plus the consumers (none yet: the transaction machine comes next). */
+/** The worker role's module: platform wiring plus the consumers (the transaction state machine). */
 @Module({})
 export class WorkerModule {
   static forRoot(env: Env, overrides: Partial<PlatformOptions> = {}): DynamicModule {
@@ -17,9 +19,10 @@ export class WorkerModule {
           config: env,
           errorShape: 'custody',
           database: { schema: SCHEMA, entities, migrations },
-          consumes: [],
+          consumes: [QUEUES.CUSTODY_TRANSACTIONS],
           ...overrides,
         }),
+        TransactionsProcessingModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
         OutboxRelayModule.forRoot({ source: 'custody', enabled: env.OUTBOX_RELAY_ENABLED }),
       ],

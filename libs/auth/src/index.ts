@@ -1,4 +1,7 @@
 export * from './encryption';
+export * from './ip-allow-list';
 export * from './rate-limiter';
+export * from './replay-cache';
+export * from './request-signing';
 export * from './secrets';
 export * from './webhook-signature';

@@ -3,3 +3,4 @@ export * from './jobs';
 export * from './rpc';
 export * from './webhooks-catalog';
 export * from './webhooks';
+export * from './custody';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { custodyTransactionAdvancePayload } from './custody';
 import { QUEUES, type QueueName } from './queues';
 
 export interface JobDefinition<S extends z.ZodType = z.ZodType> {
@@ -27,6 +28,11 @@ export type WebhookEventPayload = z.infer<typeof webhookEventPayload>;
 
 export const JOBS = {
   WEBHOOK_EVENT: defineJob(QUEUES.WEBHOOK_EVENTS, 'webhook.event.v1', webhookEventPayload),
+  CUSTODY_TRANSACTION_ADVANCE: defineJob(
+    QUEUES.CUSTODY_TRANSACTIONS,
+    'custody.transaction.advance.v1',
+    custodyTransactionAdvancePayload,
+  ),
 } as const;
 
 export type JobKey = keyof typeof JOBS;

@@ -2,6 +2,8 @@
 export const QUEUES = {
   /** Partner events relayed from each service's outbox, consumed by webhook-dispatcher. */
   WEBHOOK_EVENTS: 'webhook.events',
+  /** Custody transaction state machine steps, consumed by the custody worker role. */
+  CUSTODY_TRANSACTIONS: 'custody.transactions',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

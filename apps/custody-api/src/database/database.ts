@@ -1,9 +1,32 @@
 import { type ServiceDatabaseOptions, OutboxEventEntity } from '@tessera/platform';
+import { AddressBookEntryEntity } from '../modules/address-book/entities/address-book-entry.entity';
+import { AssetEntity } from '../modules/assets/entities/asset.entity';
+import { BalanceEntity } from '../modules/ledger/balance.entity';
+import { LedgerEntryEntity } from '../modules/ledger/ledger-entry.entity';
+import { ApiKeyEntity } from '../modules/tenants/entities/api-key.entity';
 import { TenantEntity } from '../modules/tenants/entities/tenant.entity';
+import { IdempotencyKeyEntity } from '../modules/transactions/entities/idempotency-key.entity';
+import { TransactionEntity } from '../modules/transactions/entities/transaction.entity';
+import { VaultEntity } from '../modules/vaults/entities/vault.entity';
+import { WalletAddressEntity } from '../modules/vaults/entities/wallet-address.entity';
+import { WalletEntity } from '../modules/vaults/entities/wallet.entity';
 import { migrations } from './migrations';
 
 export const SCHEMA = 'custody';
-export const entities = [TenantEntity, OutboxEventEntity];
+export const entities = [
+  TenantEntity,
+  ApiKeyEntity,
+  AssetEntity,
+  VaultEntity,
+  WalletEntity,
+  WalletAddressEntity,
+  BalanceEntity,
+  LedgerEntryEntity,
+  AddressBookEntryEntity,
+  TransactionEntity,
+  IdempotencyKeyEntity,
+  OutboxEventEntity,
+];
 
 export const databaseOptions = (url: string): ServiceDatabaseOptions => ({
   url,

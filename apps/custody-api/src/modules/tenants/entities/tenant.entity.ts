@@ -9,6 +9,14 @@ export class TenantEntity {
   @Column('text')
   name: string;
 
+  /** The tenant's BIP32 seed, sealed with SecretBox (purpose `custody-hd-seed`, associated data = id). */
+  @Column('text', { name: 'hd_seed_sealed', nullable: true })
+  hdSeedSealed: string | null;
+
+  /** Next BIP44 address index / XRP destination tag; bumped in the wallet's creating transaction. */
+  @Column('integer', { name: 'next_address_index', default: 0 })
+  nextAddressIndex: number;
+
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' })
   createdAt: Date;
 }

@@ -1,0 +1,83 @@
+import 'reflect-metadata';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { normalizeError, PlatformModule } from '@tessera/platform';
+import { loadEnv } from './config/env';
+import { entities, SCHEMA } from './database/database';
+import { migrations } from './database/migrations';
+import { TenantsModule } from './modules/tenants/tenants.module';
+import { TenantsService } from './modules/tenants/tenants.service';
+
+const USAGE = `Usage: pnpm --filter @tessera/custody-api cli <command>
+  create-tenant <name>
+  create-key <tenantId> --environment test|live --scopes s1,s2 [--ip-allow-list cidr1,cidr2]
+  revoke-key <apiKey>
+Prints JSON; the same calls as the operator API (POST /admin/...).`;
+
+@Module({})
+class CliModule {
+  static forRoot(): DynamicModule {
+    const env = loadEnv();
+    return {
+      module: CliModule,
+      imports: [
+        PlatformModule.forRoot({
+          service: 'custody-cli',
+          env: { ...env, LOG_LEVEL: 'error' },
+          config: env,
+          errorShape: 'custody',
+          database: { schema: SCHEMA, entities, migrations },
+          logDestination: process.stderr,
+        }),
+        TenantsModule,
+      ],
+    };
+  }
+}
+
+function option(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+const list = (value: string | undefined) =>
+  value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+
+async function run(args: string[]): Promise<unknown> {
+  const [command, first] = args;
+  if (!command || !['create-tenant', 'create-key', 'revoke-key'].includes(command)) {
+    throw Object.assign(new Error(USAGE), { usage: true });
+  }
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(), { logger: ['error'] });
+  try {
+    const tenants = app.get(TenantsService);
+    if (command === 'create-tenant') return await tenants.createTenant({ name: first });
+    if (command === 'create-key') {
+      return await tenants.createKey(first, {
+        environment: option(args, '--environment'),
+        scopes: list(option(args, '--scopes')),
+        ipAllowList: list(option(args, '--ip-allow-list')),
+      });
+    }
+    return await tenants.revokeKey(first);
+  } finally {
+    await app.close();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (result) => {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    process.exit(0);
+  },
+  (err: Error & { usage?: boolean }) => {
+    if (err.usage) process.stderr.write(`${err.message}\n`);
+    else process.stdout.write(`${JSON.stringify(normalizeError(err), null, 2)}\n`);
+    process.exit(1);
+  },
+);

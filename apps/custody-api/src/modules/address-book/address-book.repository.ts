@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../../common/caller';
+import { rowsOf } from '../ledger/ledger';
+
+export interface AddressBookRow {
+  id: string;
+  assetId: string;
+  address: string;
+  tag: string | null;
+  label: string;
+  createdAt: Date;
+}
+
+const COLUMNS = `"id", "asset_id" AS "assetId", "address", "tag", "label", "created_at" AS "createdAt"`;
+
+@Injectable()
+export class AddressBookRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async create(
+    caller: Caller,
+    entry: { assetId: string; address: string; tag: string | null; label: string },
+    event: (row: AddressBookRow) => OutboxEvent,
+  ): Promise<AddressBookRow> {
+    return this.db.transaction(async (manager) => {
+      const [row] = rowsOf<AddressBookRow>(
+        await manager.query(
+          `INSERT INTO "address_book" ("tenant_id", "environment", "asset_id", "address", "tag", "label")
+           VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+          [caller.tenantId, caller.environment, entry.assetId, entry.address, entry.tag, entry.label],
+        ),
+      );
+      await appendToOutbox(manager, [event(row)]);
+      return row;
+    });
+  }
+
+  list(caller: Caller, assetId?: string): Promise<AddressBookRow[]> {
+    const params: unknown[] = [caller.tenantId, caller.environment];
+    if (assetId) params.push(assetId);
+    return this.db.query(
+      `SELECT ${COLUMNS} FROM "address_book" WHERE "tenant_id" = $1 AND "environment" = $2
+       ${assetId ? 'AND "asset_id" = $3' : ''} ORDER BY "created_at" DESC, "id" DESC`,
+      params,
+    );
+  }
+
+  async find(caller: Caller, id: string): Promise<AddressBookRow | undefined> {
+    const rows: AddressBookRow[] = await this.db.query(
+      `SELECT ${COLUMNS} FROM "address_book" WHERE "id" = $1 AND "tenant_id" = $2 AND "environment" = $3`,
+      [id, caller.tenantId, caller.environment],
+    );
+    return rows[0];
+  }
+
+  /** True when the tenant's book for this asset holds the address (and the tag, when one is given). */
+  async contains(caller: Caller, assetId: string, address: string, tag: string | null): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(
+      `SELECT 1 FROM "address_book" WHERE "tenant_id" = $1 AND "environment" = $2 AND "asset_id" = $3
+         AND "address" = $4 AND ("tag" IS NOT DISTINCT FROM $5 OR "tag" IS NULL) LIMIT 1`,
+      [caller.tenantId, caller.environment, assetId, address, tag],
+    );
+    return rows.length > 0;
+  }
+
+  async delete(caller: Caller, id: string, event: (row: AddressBookRow) => OutboxEvent): Promise<boolean> {
+    return this.db.transaction(async (manager) => {
+      const [row] = rowsOf<AddressBookRow>(
+        await manager.query(
+          `DELETE FROM "address_book" WHERE "id" = $1 AND "tenant_id" = $2 AND "environment" = $3
+           RETURNING ${COLUMNS}`,
+          [id, caller.tenantId, caller.environment],
+        ),
+      );
+      if (!row) return false;
+      await appendToOutbox(manager, [event(row)]);
+      return true;
+    });
+  }
+}

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { badRequest, notFound } from '@tessera/platform';
+import { z } from 'zod';
+import type { Caller } from '../../common/caller';
+import { isUuid } from '../../common/validation';
+import { AssetsService } from '../assets/assets.service';
+import { normalizeExternalAddress } from '../chain/addresses';
+import { type AddressBookRow, AddressBookRepository } from './address-book.repository';
+
+export const createEntrySchema = z.object({
+  assetId: z.string().uuid(),
+  address: z.string().trim().min(1).max(200),
+  tag: z.string().trim().min(1).max(20).optional(),
+  label: z.string().trim().min(1).max(200),
+});
+
+const listSchema = z.object({ assetId: z.string().uuid().optional() });
+
+const entryDto = (row: AddressBookRow) => ({
+  id: row.id,
+  assetId: row.assetId,
+  address: row.address,
+  tag: row.tag,
+  label: row.label,
+  createdAt: new Date(row.createdAt).toISOString(),
+});
+
+@Injectable()
+export class AddressBookService {
+  constructor(
+    private readonly repository: AddressBookRepository,
+    private readonly assets: AssetsService,
+  ) {}
+
+  private event(caller: Caller, action: 'created' | 'deleted') {
+    return (row: AddressBookRow) => ({
+      tenantId: caller.tenantId,
+      eventType: 'address-book.changed',
+      entityType: 'address-book',
+      entityId: row.id,
+      data: { action, ...entryDto(row) },
+    });
+  }
+
+  async create(caller: Caller, input: unknown) {
+    const body = createEntrySchema.parse(input ?? {});
+    const asset = await this.assets.find(body.assetId);
+    if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
+    if (!asset.requiresTag && body.tag !== undefined) {
+      throw badRequest(`${asset.symbol} addresses take no tag`, { tag: ['This asset takes no tag'] });
+    }
+    const normalized = normalizeExternalAddress(asset, caller.environment, body.address, body.tag);
+    if (!normalized.ok) throw badRequest(normalized.message, { [normalized.field]: [normalized.message] });
+    const row = await this.repository.create(
+      caller,
+      { assetId: asset.id, address: normalized.address, tag: normalized.tag, label: body.label },
+      this.event(caller, 'created'),
+    );
+    return entryDto(row);
+  }
+
+  async list(caller: Caller, query: unknown) {
+    const { assetId } = listSchema.parse(query ?? {});
+    return { items: (await this.repository.list(caller, assetId)).map(entryDto) };
+  }
+
+  async get(caller: Caller, id: string) {
+    const row = isUuid(id) ? await this.repository.find(caller, id) : undefined;
+    if (!row) throw notFound('Address book entry not found');
+    return entryDto(row);
+  }
+
+  async delete(caller: Caller, id: string): Promise<void> {
+    if (!isUuid(id) || !(await this.repository.delete(caller, id, this.event(caller, 'deleted')))) {
+      throw notFound('Address book entry not found');
+    }
+  }
+
+  /** Withdrawal check: the destination must already be in the book for the asset. */
+  contains(caller: Caller, assetId: string, address: string, tag: string | null): Promise<boolean> {
+    return this.repository.contains(caller, assetId, address, tag);
+  }
+}

@@ -1,0 +1,143 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import {
+  clientIp,
+  IpAllowList,
+  parseRequestTimestamp,
+  RateLimiter,
+  ReplayCache,
+  SIGNATURE_HEADERS,
+  timestampWithinDrift,
+  verifyRequestSignature,
+} from '@tessera/auth';
+import {
+  forbidden,
+  HealthController,
+  MetricsController,
+  REDIS,
+  RedisKeys,
+  TooManyRequestsException,
+  unauthorized,
+  withTimeout,
+} from '@tessera/platform';
+import type { FastifyRequest } from 'fastify';
+import type Redis from 'ioredis';
+import { ACCESS_METADATA, type Caller, SCOPE_METADATA } from '../../common/caller';
+import { InjectEnv } from '../../common/config';
+import type { Env } from '../../config/env';
+import { TenantsService } from '../tenants/tenants.service';
+
+const WINDOW = { windowSeconds: 60, segments: 4 };
+const DRIFT_SECONDS = 30;
+const REPLAY_TTL_SECONDS = 60;
+const ANONYMOUS_LIMIT_TIMEOUT_MS = 300;
+
+type CustodyRequest = FastifyRequest & { custodyCaller?: Caller; rawBody?: Buffer };
+
+/**
+ * Global guard. Signed requests: key, drift, signature, replay, IP allow-list, per-key rate limit, scope.
+ * Anonymous routes (/health, /swagger): per-IP rate limit only. Operator and internal routes pass through
+ * to their own guards.
+ */
+@Injectable()
+export class SignedRequestGuard implements CanActivate {
+  private readonly limiter: RateLimiter;
+  private readonly replay: ReplayCache;
+  private readonly proxies: IpAllowList;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly tenants: TenantsService,
+    @Inject(REDIS) redis: Redis,
+    keys: RedisKeys,
+    @InjectEnv() private readonly env: Env,
+  ) {
+    this.limiter = new RateLimiter(redis, keys.key('custody'));
+    this.replay = new ReplayCache(redis, keys.key('custody'), REPLAY_TTL_SECONDS);
+    this.proxies = new IpAllowList(env.TRUSTED_PROXIES);
+  }
+
+  private access(context: ExecutionContext): string {
+    const cls = context.getClass();
+    if (cls === HealthController) return 'anonymous';
+    if (cls === MetricsController) return 'internal';
+    return this.reflector.getAllAndOverride<string>(ACCESS_METADATA, [context.getHandler(), cls]) ?? 'signed';
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const access = this.access(context);
+    if (access === 'internal' || access === 'operator') return true;
+    const request = context.switchToHttp().getRequest<CustodyRequest>();
+    const ip = clientIp(request.socket?.remoteAddress, request.headers['x-forwarded-for'], this.proxies);
+    if (access === 'anonymous') {
+      // /health must still answer (503) while Redis is down: the anonymous limit fails open.
+      try {
+        await withTimeout(
+          this.limit(`ip:${ip ?? 'unknown'}`, this.env.CUSTODY_RATE_LIMIT_PER_IP),
+          ANONYMOUS_LIMIT_TIMEOUT_MS,
+          'anonymous rate limit',
+        );
+      } catch (err) {
+        if (err instanceof TooManyRequestsException) throw err;
+      }
+      return true;
+    }
+    request.custodyCaller = await this.verify(request, ip);
+    const scope = this.reflector.getAllAndOverride<string | undefined>(SCOPE_METADATA, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (scope && !request.custodyCaller.scopes.includes(scope)) {
+      throw forbidden(`This API key lacks the scope ${scope}`);
+    }
+    return true;
+  }
+
+  private async verify(request: CustodyRequest, ip: string | undefined): Promise<Caller> {
+    const header = (name: string) => {
+      const value = request.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const apiKey = header(SIGNATURE_HEADERS.apiKey);
+    const timestamp = header(SIGNATURE_HEADERS.timestamp);
+    const signature = header(SIGNATURE_HEADERS.signature);
+    if (!apiKey || !timestamp || !signature) {
+      throw unauthorized('X-API-Key, X-Timestamp and X-Signature are required');
+    }
+    const key = await this.tenants.activeKey(apiKey);
+    if (!key) throw unauthorized('Unknown or revoked API key');
+    const timestampMs = parseRequestTimestamp(timestamp);
+    if (timestampMs === undefined) throw unauthorized('X-Timestamp must be Unix seconds or milliseconds');
+    if (!timestampWithinDrift(timestampMs, Date.now(), DRIFT_SECONDS)) {
+      throw unauthorized(`X-Timestamp is more than ${DRIFT_SECONDS} seconds from server time`);
+    }
+    const valid = verifyRequestSignature(
+      key.secret,
+      {
+        timestamp,
+        method: request.method,
+        pathWithQuery: request.url,
+        body: request.rawBody ?? '',
+      },
+      signature.toLowerCase(),
+    );
+    if (!valid) throw unauthorized('Invalid signature');
+    if (!key.allowList.allows(ip)) throw forbidden('Client IP address is not in the API key allow-list');
+    if (!(await this.replay.claim(key.apiKey, timestamp, signature.toLowerCase()))) {
+      throw unauthorized('This signature has already been used; sign the retry with a new timestamp');
+    }
+    await this.limit(`key:${key.apiKey}`, this.env.CUSTODY_RATE_LIMIT_PER_KEY);
+    return {
+      tenantId: key.tenantId,
+      apiKey: key.apiKey,
+      environment: key.environment === 'test' ? 'sandbox' : 'production',
+      scopes: key.scopes,
+    };
+  }
+
+  private async limit(bucket: string, limit: number): Promise<void> {
+    const result = await this.limiter.consume(bucket, { limit, ...WINDOW });
+    if (!result.allowed) throw new TooManyRequestsException(result.retryAfterSeconds);
+  }
+}

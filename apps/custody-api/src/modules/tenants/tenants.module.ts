@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { AdminController } from './admin.controller';
+import { AdminGuard } from './admin.guard';
+import { TenantsRepository } from './tenants.repository';
+import { TenantsService } from './tenants.service';
+
+@Module({
+  controllers: [AdminController],
+  providers: [TenantsRepository, TenantsService, AdminGuard],
+  exports: [TenantsService],
+})
+export class TenantsModule {}

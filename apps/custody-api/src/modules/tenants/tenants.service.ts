@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { IpAllowList, randomSecret, SecretBox } from '@tessera/auth';
+import { badRequest, notFound } from '@tessera/platform';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { InjectEnv } from '../../common/config';
+import type { Env } from '../../config/env';
+import { cidrProblem } from '@tessera/auth';
+import { SANDBOX_ONLY_SCOPES, SCOPES } from './scopes';
+import { TenantsRepository } from './tenants.repository';
+
+export const createTenantSchema = z.object({ name: z.string().trim().min(1).max(200) });
+
+export const createKeySchema = z.object({
+  environment: z.enum(['test', 'live']),
+  scopes: z.array(z.enum(SCOPES)).min(1),
+  ipAllowList: z.array(z.string().refine((v) => !cidrProblem(v), 'Must be an IP address or CIDR')).optional(),
+});
+
+/** A verified key as the request guard needs it, with the secret opened. */
+export interface ActiveKey {
+  apiKey: string;
+  tenantId: string;
+  environment: 'test' | 'live';
+  scopes: string[];
+  allowList: IpAllowList;
+  secret: string;
+}
+
+const KEY_CACHE_MS = 5000;
+
+@Injectable()
+export class TenantsService {
+  private readonly keyBox: SecretBox;
+  private readonly seedBox: SecretBox;
+  /** Short in-process cache of verified keys; a revocation here clears it, other replicas within 5 s. */
+  private readonly keyCache = new Map<string, { key: ActiveKey | null; expires: number }>();
+
+  constructor(
+    private readonly repository: TenantsRepository,
+    @InjectEnv() env: Env,
+  ) {
+    if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by the custody API');
+    this.keyBox = new SecretBox(env.SECRETS_MASTER_KEY, 'custody-api-key');
+    this.seedBox = new SecretBox(env.SECRETS_MASTER_KEY, 'custody-hd-seed');
+  }
+
+  async createTenant(input: unknown) {
+    const { name } = createTenantSchema.parse(input ?? {});
+    const tenant = await this.repository.createTenant(name, (id) => this.seedBox.seal(randomBytes(32), id));
+    return { id: tenant.id, name: tenant.name };
+  }
+
+  async createKey(tenantId: string, input: unknown) {
+    const body = createKeySchema.parse(input ?? {});
+    if (!(await this.repository.findTenant(tenantId))) throw notFound('Tenant not found');
+    if (body.environment === 'live' && body.scopes.some((s) => SANDBOX_ONLY_SCOPES.includes(s))) {
+      throw badRequest('sandbox:write is for test keys only', {
+        scopes: ['sandbox:write is for test keys only'],
+      });
+    }
+    const apiKey = `ck_${body.environment}_${randomBytes(16).toString('hex')}`;
+    const apiSecret = randomSecret();
+    await this.repository.insertKey({
+      apiKey,
+      tenantId,
+      environment: body.environment,
+      scopes: body.scopes,
+      ipAllowList: body.ipAllowList ?? [],
+      secretSealed: this.keyBox.seal(apiSecret, apiKey),
+    });
+    return {
+      apiKey,
+      apiSecret,
+      environment: body.environment,
+      scopes: body.scopes,
+      ipAllowList: body.ipAllowList ?? [],
+    };
+  }
+
+  async revokeKey(apiKey: string): Promise<{ apiKey: string; revoked: true }> {
+    if (!(await this.repository.revokeKey(apiKey))) throw notFound('API key not found');
+    this.keyCache.delete(apiKey);
+    return { apiKey, revoked: true };
+  }
+
+  /** The active key for X-API-Key, or null when unknown or revoked. */
+  async activeKey(apiKey: string): Promise<ActiveKey | null> {
+    if (!/^ck_(test|live)_[0-9a-f]{32}$/.test(apiKey)) return null;
+    const cached = this.keyCache.get(apiKey);
+    if (cached && cached.expires > Date.now()) return cached.key;
+    const row = await this.repository.findKey(apiKey);
+    const key: ActiveKey | null =
+      row && !row.revokedAt
+        ? {
+            apiKey: row.apiKey,
+            tenantId: row.tenantId,
+            environment: row.environment,
+            scopes: row.scopes,
+            allowList: new IpAllowList(row.ipAllowList),
+            secret: this.keyBox.openText(row.secretSealed, row.apiKey),
+          }
+        : null;
+    if (this.keyCache.size > 10_000) this.keyCache.clear();
+    this.keyCache.set(apiKey, { key, expires: Date.now() + KEY_CACHE_MS });
+    return key;
+  }
+
+  /** The tenant's BIP32 seed, opened for address derivation. */
+  openSeed(tenantId: string, sealed: string): Buffer {
+    return this.seedBox.open(sealed, tenantId);
+  }
+}

@@ -1,0 +1,125 @@
+import type { CustodyTransactionStatus } from '@tessera/contracts';
+import { formatAmount } from '../../common/amounts';
+
+export type TransactionType = 'Deposit' | 'Withdrawal' | 'InternalTransfer';
+
+export const TERMINAL_STATUSES: CustodyTransactionStatus[] = ['Completed', 'Failed', 'Cancelled'];
+
+/** The chain order of the machine; terminal states have no next step. */
+export const NEXT_STATUS: Partial<Record<CustodyTransactionStatus, CustodyTransactionStatus>> = {
+  Submitted: 'PendingSignature',
+  PendingSignature: 'Broadcasting',
+  Broadcasting: 'Confirming',
+  Confirming: 'Completed',
+};
+
+/** A transaction row with its vault and asset context (amounts in base units). */
+export interface TransactionRecord {
+  id: string;
+  tenantId: string;
+  environment: string;
+  type: TransactionType;
+  status: CustodyTransactionStatus;
+  vaultId: string;
+  vaultExternalId: string;
+  vaultName: string;
+  assetId: string;
+  assetSymbol: string;
+  assetNetwork: string;
+  assetDecimals: number;
+  assetConfirmations: number;
+  walletId: string;
+  sourceWalletId: string | null;
+  destinationWalletId: string | null;
+  amount: string;
+  sourceAddress: string;
+  destinationAddress: string;
+  destinationTag: string | null;
+  txHash: string | null;
+  networkFee: string | null;
+  feeCurrency: string | null;
+  note: string | null;
+  failureReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/** The contract's Transaction fields: the payload of transaction.created. */
+export function transactionFields(r: TransactionRecord) {
+  return {
+    transactionId: r.id,
+    type: r.type,
+    status: r.status,
+    vaultId: r.vaultId,
+    vaultExternalId: r.vaultExternalId,
+    vaultName: r.vaultName,
+    assetId: r.assetId,
+    assetSymbol: r.assetSymbol,
+    assetNetwork: r.assetNetwork,
+    sourceWalletId: r.sourceWalletId,
+    destinationWalletId: r.destinationWalletId,
+    amount: formatAmount(r.amount, r.assetDecimals),
+    sourceAddress: r.sourceAddress,
+    destinationAddress: r.destinationAddress,
+    destinationTag: r.destinationTag,
+    txHash: r.txHash,
+    networkFee: r.networkFee === null ? null : formatAmount(r.networkFee, r.assetDecimals),
+    feeCurrency: r.feeCurrency,
+    amountUSD: null as string | null,
+    feeUSD: null as string | null,
+    note: r.note,
+    createdAt: iso(r.createdAt),
+  };
+}
+
+/** The API representation: the contract fields plus the machine's own. */
+export function transactionDto(r: TransactionRecord) {
+  return {
+    ...transactionFields(r),
+    failureReason: r.failureReason,
+    completedAt: iso(r.completedAt),
+    updatedAt: iso(r.updatedAt),
+  };
+}
+
+/** The payload of transaction.status.updated (catalog field list). */
+export function statusUpdatedFields(r: TransactionRecord, previousStatus: CustodyTransactionStatus) {
+  const f = transactionFields(r);
+  return {
+    transactionId: f.transactionId,
+    type: f.type,
+    status: f.status,
+    previousStatus,
+    vaultId: f.vaultId,
+    vaultExternalId: f.vaultExternalId,
+    vaultName: f.vaultName,
+    assetId: f.assetId,
+    assetSymbol: f.assetSymbol,
+    assetNetwork: f.assetNetwork,
+    sourceWalletId: f.sourceWalletId,
+    amount: f.amount,
+    sourceAddress: f.sourceAddress,
+    destinationAddress: f.destinationAddress,
+    txHash: f.txHash,
+    networkFee: f.networkFee,
+    feeCurrency: f.feeCurrency,
+    amountUSD: f.amountUSD,
+    feeUSD: f.feeUSD,
+    failureReason: r.status === 'Failed' ? r.failureReason : null,
+    completedAt: TERMINAL_STATUSES.includes(r.status) ? iso(r.completedAt) : null,
+  };
+}
+
+/** balance.updated: a cache-invalidation signal, entityId `<vaultId>:<assetId>`. */
+export function balanceUpdatedEvent(tenantId: string, vaultId: string, assetId: string) {
+  return {
+    tenantId,
+    eventType: 'balance.updated',
+    entityType: 'balance',
+    entityId: `${vaultId}:${assetId}`,
+    data: { vaultAccountId: vaultId, assetId },
+  };
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { ChainModule } from '../chain/chain.module';
+import { TransactionsProcessor } from './transactions.processor';
+import { TransactionsRepository } from './transactions.repository';
+
+/** Worker role: the transaction state machine consumer. */
+@Module({
+  imports: [ChainModule],
+  providers: [TransactionsRepository, TransactionsProcessor],
+})
+export class TransactionsProcessingModule {}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { AddressBookModule } from '../address-book/address-book.module';
+import { AssetsModule } from '../assets/assets.module';
+import { ChainModule } from '../chain/chain.module';
+import { VaultsModule } from '../vaults/vaults.module';
+import { TransactionsController } from './transactions.controller';
+import { TransactionsRepository } from './transactions.repository';
+import { TransactionsService } from './transactions.service';
+
+/** API role: create, read and list transactions; the machine runs in the worker role. */
+@Module({
+  imports: [VaultsModule, AssetsModule, AddressBookModule, ChainModule],
+  controllers: [TransactionsController],
+  providers: [TransactionsRepository, TransactionsService],
+})
+export class TransactionsModule {}

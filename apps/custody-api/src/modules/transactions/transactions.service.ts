@@ -1,0 +1,352 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CUSTODY_TRANSACTION_STATUSES } from '@tessera/contracts';
+import { badRequest, forbidden, JobQueues, notFound } from '@tessera/platform';
+import { createHash, randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { parseAmount } from '../../common/amounts';
+import type { Caller } from '../../common/caller';
+import { isUuid } from '../../common/validation';
+import { AddressBookService } from '../address-book/address-book.service';
+import { AssetsService } from '../assets/assets.service';
+import type { AssetEntity } from '../assets/entities/asset.entity';
+import { normalizeExternalAddress } from '../chain/addresses';
+import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
+import { InsufficientFundsError } from '../ledger/ledger';
+import type { WalletView } from '../vaults/vaults.repository';
+import { decodeCursor, encodeCursor, VaultsService } from '../vaults/vaults.service';
+import {
+  balanceUpdatedEvent,
+  type TransactionRecord,
+  type TransactionType,
+  transactionDto,
+  transactionFields,
+} from './transaction.record';
+import { TransactionsRepository } from './transactions.repository';
+
+const amountField = z.string().trim().min(1).max(100);
+const noteField = z.string().max(1000).optional();
+
+export const transferSchema = z.object({
+  sourceWalletId: z.string().uuid(),
+  destinationWalletId: z.string().uuid(),
+  amount: amountField,
+  note: noteField,
+});
+
+export const withdrawSchema = z.object({
+  sourceWalletId: z.string().uuid(),
+  destinationAddress: z.string().trim().min(1).max(200),
+  destinationTag: z.string().trim().min(1).max(20).optional(),
+  amount: amountField,
+  note: noteField,
+});
+
+export const depositSchema = z.object({
+  walletId: z.string().uuid(),
+  amount: amountField,
+  sourceAddress: z.string().trim().min(1).max(200).optional(),
+});
+
+export const listSchema = z.object({
+  take: z.coerce
+    .number()
+    .int()
+    .min(1, 'take must be at least 1')
+    .max(200, 'take must be at most 200')
+    .default(20),
+  cursor: z.string().optional(),
+  type: z.enum(['Deposit', 'Withdrawal', 'InternalTransfer']).optional(),
+  status: z.enum(CUSTODY_TRANSACTION_STATUSES).optional(),
+  vaultId: z.string().uuid().optional(),
+  walletId: z.string().uuid().optional(),
+  since: z.string().datetime({ offset: true }).optional(),
+});
+
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9_-]{1,64}$/;
+
+type TransactionResponse = ReturnType<typeof transactionDto>;
+
+@Injectable()
+export class TransactionsService {
+  constructor(
+    private readonly repository: TransactionsRepository,
+    private readonly vaults: VaultsService,
+    private readonly assets: AssetsService,
+    private readonly addressBook: AddressBookService,
+    private readonly jobs: JobQueues,
+    @Inject(CHAIN_ADAPTER) private readonly chain: ChainAdapter,
+  ) {}
+
+  private idempotencyKey(value: string | string[] | undefined): string {
+    const key = Array.isArray(value) ? value[0] : value;
+    if (!key) {
+      throw badRequest('Idempotency-Key header is required', {
+        'Idempotency-Key': ['Required on this endpoint'],
+      });
+    }
+    if (!IDEMPOTENCY_KEY.test(key)) {
+      throw badRequest('Idempotency-Key must be 1 to 64 characters of A-Za-z0-9_-', {
+        'Idempotency-Key': ['Up to 64 characters from A-Za-z0-9_-'],
+      });
+    }
+    return key;
+  }
+
+  /** Body wallets of another tenant or environment are a field error (400), not a 404. */
+  private async bodyWallet(caller: Caller, id: string, field: string): Promise<WalletView> {
+    try {
+      return await this.vaults.walletOrThrow(caller, id);
+    } catch {
+      throw badRequest('Wallet not found', { [field]: ['No such wallet for this tenant'] });
+    }
+  }
+
+  private units(asset: AssetEntity, amount: string): bigint {
+    const parsed = parseAmount(amount, asset.decimals);
+    if (!parsed.ok) throw badRequest(`amount: ${parsed.message}`, { amount: [parsed.message] });
+    return parsed.units;
+  }
+
+  private baseRecord(
+    caller: Caller,
+    type: TransactionType,
+    wallet: WalletView,
+    asset: AssetEntity,
+    units: bigint,
+  ): TransactionRecord {
+    const now = new Date();
+    return {
+      id: randomUUID(),
+      tenantId: caller.tenantId,
+      environment: caller.environment,
+      type,
+      status: 'Submitted',
+      vaultId: wallet.vaultId,
+      vaultExternalId: wallet.vaultExternalId,
+      vaultName: wallet.vaultName,
+      assetId: asset.id,
+      assetSymbol: asset.symbol,
+      assetNetwork: asset.network,
+      assetDecimals: asset.decimals,
+      assetConfirmations: asset.confirmations,
+      walletId: wallet.id,
+      sourceWalletId: null,
+      destinationWalletId: null,
+      amount: units.toString(),
+      sourceAddress: '',
+      destinationAddress: '',
+      destinationTag: null,
+      txHash: null,
+      networkFee: null,
+      feeCurrency: null,
+      note: null,
+      failureReason: null,
+      createdAt: now,
+      updatedAt: now,
+      completedAt: null,
+    };
+  }
+
+  private createdEvent(record: TransactionRecord) {
+    return {
+      tenantId: record.tenantId,
+      eventType: 'transaction.created',
+      entityType: 'transaction',
+      entityId: record.id,
+      data: transactionFields(record),
+    };
+  }
+
+  async transfer(caller: Caller, keyHeader: string | string[] | undefined, input: unknown) {
+    const key = this.idempotencyKey(keyHeader);
+    const body = transferSchema.parse(input ?? {});
+    const claim = { endpoint: 'transfer', key, requestHash: hashBody(body) };
+    const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
+    const destination = await this.bodyWallet(caller, body.destinationWalletId, 'destinationWalletId');
+    if (source.id === destination.id) {
+      throw badRequest('Source and destination wallets must differ', {
+        destinationWalletId: ['Must differ from sourceWalletId'],
+      });
+    }
+    if (source.assetId !== destination.assetId) {
+      throw badRequest('Both wallets must hold the same asset', {
+        destinationWalletId: ['Holds a different asset than the source wallet'],
+      });
+    }
+    const asset = (await this.assets.find(source.assetId))!;
+    const units = this.units(asset, body.amount);
+    const record: TransactionRecord = {
+      ...this.baseRecord(caller, 'InternalTransfer', source, asset, units),
+      sourceWalletId: source.id,
+      destinationWalletId: destination.id,
+      sourceAddress: source.depositAddress,
+      destinationAddress: destination.depositAddress,
+      destinationTag: destination.depositTag,
+      note: body.note ?? null,
+    };
+    return this.create(
+      caller,
+      record,
+      claim,
+      [
+        {
+          walletId: source.id,
+          transactionId: record.id,
+          kind: 'transfer-out',
+          total: -units,
+          available: -units,
+        },
+        {
+          walletId: destination.id,
+          transactionId: record.id,
+          kind: 'transfer-in',
+          total: units,
+          available: units,
+        },
+      ],
+      [
+        balanceUpdatedEvent(caller.tenantId, source.vaultId, asset.id),
+        balanceUpdatedEvent(caller.tenantId, destination.vaultId, asset.id),
+      ],
+    );
+  }
+
+  async withdraw(caller: Caller, keyHeader: string | string[] | undefined, input: unknown) {
+    const key = this.idempotencyKey(keyHeader);
+    const body = withdrawSchema.parse(input ?? {});
+    const claim = { endpoint: 'withdraw', key, requestHash: hashBody(body) };
+    const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
+    const asset = (await this.assets.find(source.assetId))!;
+    const units = this.units(asset, body.amount);
+    const destination = normalizeExternalAddress(
+      asset,
+      caller.environment,
+      body.destinationAddress,
+      body.destinationTag,
+    );
+    const notInBook = () =>
+      badRequest('Destination address is not in the address book', {
+        destinationAddress: ['Add this address to the address book for this asset first'],
+      });
+    if (!destination.ok) throw notInBook();
+    if (!(await this.addressBook.contains(caller, asset.id, destination.address, destination.tag))) {
+      throw notInBook();
+    }
+    const record: TransactionRecord = {
+      ...this.baseRecord(caller, 'Withdrawal', source, asset, units),
+      sourceWalletId: source.id,
+      sourceAddress: source.depositAddress,
+      destinationAddress: destination.address,
+      destinationTag: destination.tag,
+      note: body.note ?? null,
+    };
+    return this.create(
+      caller,
+      record,
+      claim,
+      [{ walletId: source.id, transactionId: record.id, kind: 'hold', available: -units, locked: units }],
+      [balanceUpdatedEvent(caller.tenantId, source.vaultId, asset.id)],
+    );
+  }
+
+  /** Sandbox only: an inbound deposit injected into the simulator chain. */
+  async deposit(caller: Caller, input: unknown) {
+    if (caller.environment !== 'sandbox') throw forbidden('Sandbox deposits need a test key');
+    const body = depositSchema.parse(input ?? {});
+    const wallet = await this.bodyWallet(caller, body.walletId, 'walletId');
+    const asset = (await this.assets.find(wallet.assetId))!;
+    const units = this.units(asset, body.amount);
+    const record: TransactionRecord = {
+      ...this.baseRecord(caller, 'Deposit', wallet, asset, units),
+      sourceAddress: body.sourceAddress ?? 'sim:external',
+      destinationAddress: wallet.depositAddress,
+      destinationTag: wallet.depositTag,
+    };
+    return this.create(
+      caller,
+      record,
+      undefined,
+      [{ walletId: wallet.id, transactionId: record.id, kind: 'deposit-pending', pending: units }],
+      [balanceUpdatedEvent(caller.tenantId, wallet.vaultId, asset.id)],
+    );
+  }
+
+  private storedOrMismatch(
+    stored: { requestHash: string; response: Record<string, unknown> },
+    requestHash: string,
+  ): TransactionResponse {
+    if (stored.requestHash !== requestHash) {
+      throw badRequest('Idempotency-Key was already used with a different request body', {
+        'Idempotency-Key': ['Already used with a different body; use a new key for a new request'],
+      });
+    }
+    return stored.response as TransactionResponse;
+  }
+
+  private async create(
+    caller: Caller,
+    record: TransactionRecord,
+    claim: { endpoint: string; key: string; requestHash: string } | undefined,
+    deltas: Parameters<TransactionsRepository['create']>[2],
+    balanceEvents: ReturnType<typeof balanceUpdatedEvent>[],
+  ): Promise<TransactionResponse> {
+    const response = transactionDto(record);
+    let outcome;
+    try {
+      outcome = await this.repository.create(
+        caller,
+        record,
+        deltas,
+        [this.createdEvent(record), ...balanceEvents],
+        claim ? { ...claim, response } : undefined,
+      );
+    } catch (err) {
+      if (err instanceof InsufficientFundsError) {
+        throw badRequest('Insufficient available balance', { amount: ['Exceeds the available balance'] });
+      }
+      throw err;
+    }
+    if (!outcome.created) return this.storedOrMismatch(outcome.existing, claim!.requestHash);
+    await this.jobs.add(
+      'CUSTODY_TRANSACTION_ADVANCE',
+      { transactionId: record.id, expectedStatus: 'Submitted' },
+      { delay: this.chain.stepDelayMs(), jobId: `adv-${record.id}-Submitted` },
+    );
+    return response;
+  }
+
+  async get(caller: Caller, id: string) {
+    const record = isUuid(id) ? await this.repository.find(caller, id) : undefined;
+    if (!record) throw notFound('Transaction not found');
+    return transactionDto(record);
+  }
+
+  async list(caller: Caller, query: unknown) {
+    const q = listSchema.parse(query ?? {});
+    const rows = await this.repository.list(caller, {
+      take: q.take + 1,
+      after: q.cursor ? decodeCursor(q.cursor) : undefined,
+      type: q.type,
+      status: q.status,
+      vaultId: q.vaultId,
+      walletId: q.walletId,
+      since: q.since,
+    });
+    const page = rows.slice(0, q.take);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(transactionDto),
+      nextCursor: rows.length > q.take && last ? encodeCursor(last.createdAt, last.id) : null,
+    };
+  }
+}
+
+/** Same body means same parsed request: a stable hash of the validated fields. */
+function hashBody(body: Record<string, unknown>): string {
+  const canonical = JSON.stringify(
+    Object.keys(body)
+      .sort()
+      .map((k) => [k, body[k]]),
+  );
+  return createHash('sha256').update(canonical).digest('hex');
+}

@@ -1,0 +1,514 @@
+import * as bitcoin from 'bitcoinjs-lib';
+import { getAddress } from 'ethers';
+import {
+  ASSETS,
+  client,
+  type Client,
+  createKey,
+  createTenant,
+  fundedWallet,
+  type Harness,
+  newIdempotencyKey,
+  sql,
+  startHarness,
+  waitFor,
+} from './support';
+
+const BTC_TESTNET = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+const BTC_MAINNET = 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4';
+const ETH_OK = '0x52908400098527886E0F7030069857D2E4169EE7';
+const ETH_BAD_CHECKSUM = '0x52908400098527886E0F7030069857D2E4169Ee7';
+const XRP_OK = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh';
+const FAILING_DESTINATION = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
+
+let h: Harness;
+let tenantId: string;
+let api: Client;
+let other: Client;
+
+beforeAll(async () => {
+  h = await startHarness({ CHAIN_SIM_FAIL_DESTINATIONS: FAILING_DESTINATION });
+  tenantId = await createTenant(h.api, 'Main');
+  api = client(h.api, await createKey(h.api, tenantId));
+  other = client(h.api, await createKey(h.api, await createTenant(h.api, 'Other')));
+});
+afterAll(() => h?.close());
+
+const outbox = (eventType: string, entityId?: string) =>
+  sql<{ tenant_id: string; entity_type: string; entity_id: string; data: Record<string, unknown> }>(
+    h,
+    `SELECT tenant_id, entity_type, entity_id, data FROM outbox WHERE event_type = $1
+     ${entityId ? 'AND entity_id = $2' : ''} ORDER BY created_at, occurred_at`,
+    entityId ? [eventType, entityId] : [eventType],
+  );
+
+async function settle(id: string, status = 'Completed') {
+  return waitFor(
+    () => api.get(`/transactions/${id}`).then((r) => r.body),
+    (t) => t.status === status,
+  );
+}
+
+describe('assets and vaults', () => {
+  it('lists the seeded assets', async () => {
+    const res = await api.get('/assets').expect(200);
+    expect(res.body.items).toEqual(
+      expect.arrayContaining([
+        {
+          id: ASSETS.BTC,
+          symbol: 'BTC',
+          network: 'bitcoin',
+          decimals: 8,
+          type: 'native',
+          requiresTag: false,
+          confirmations: 2,
+        },
+        {
+          id: ASSETS.ETH,
+          symbol: 'ETH',
+          network: 'ethereum',
+          decimals: 18,
+          type: 'native',
+          requiresTag: false,
+          confirmations: 12,
+        },
+        {
+          id: ASSETS.USDT,
+          symbol: 'USDT',
+          network: 'ethereum',
+          decimals: 6,
+          type: 'token',
+          contractAddress: '0xdAC17F958D2ee523a2206206994597C13D831ec7',
+          requiresTag: false,
+          confirmations: 12,
+        },
+        {
+          id: ASSETS.XRP,
+          symbol: 'XRP',
+          network: 'ripple',
+          decimals: 6,
+          type: 'native',
+          requiresTag: true,
+          confirmations: 1,
+        },
+      ]),
+    );
+  });
+
+  it('creates, gets and lists vaults; a repeated externalId is 409 naming the existing id', async () => {
+    const created = await api.post('/vaults', { externalId: 'cust-1', name: 'Customer 1' }).expect(201);
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      externalId: 'cust-1',
+      name: 'Customer 1',
+      status: 'Active',
+      createdAt: expect.any(String),
+    });
+    const dup = await api.post('/vaults', { externalId: 'cust-1', name: 'Again' }).expect(409);
+    expect(dup.body.message).toContain(created.body.id);
+    await api.get(`/vaults/${created.body.id}`).expect(200);
+    const list = await api.get('/vaults').expect(200);
+    expect(list.body.items.map((v: { id: string }) => v.id)).toContain(created.body.id);
+    await other.get(`/vaults/${created.body.id}`).expect(404);
+    const invalid = await api.post('/vaults', { name: '' }).expect(400);
+    expect(Object.keys(invalid.body.errors).sort()).toEqual(['externalId', 'name']);
+  });
+});
+
+describe('wallets and deposit addresses', () => {
+  it('derives real addresses per network, emits wallet.created, refuses a second wallet of one asset', async () => {
+    const vault = await api.post('/vaults', { externalId: 'addr-1', name: 'A' }).expect(201);
+    const make = (assetId: string) => api.post(`/vaults/${vault.body.id}/wallets`, { assetId, label: 'x' });
+    const btc = (await make(ASSETS.BTC).expect(201)).body;
+    const eth = (await make(ASSETS.ETH).expect(201)).body;
+    const usdt = (await make(ASSETS.USDT).expect(201)).body;
+    const xrp = (await make(ASSETS.XRP).expect(201)).body;
+    expect(btc).toEqual({
+      walletId: expect.any(String),
+      vaultId: vault.body.id,
+      assetId: ASSETS.BTC,
+      label: 'x',
+      depositAddress: expect.stringMatching(/^tb1q[02-9ac-hj-np-z]{38}$/),
+      depositTag: null,
+      status: 'Active',
+      createdAt: expect.any(String),
+    });
+    expect(() => bitcoin.address.toOutputScript(btc.depositAddress, bitcoin.networks.testnet)).not.toThrow();
+    expect(getAddress(eth.depositAddress)).toBe(eth.depositAddress);
+    expect(eth.depositAddress).toMatch(/[A-F]/);
+    expect(getAddress(usdt.depositAddress)).toBe(usdt.depositAddress);
+    expect(xrp.depositAddress).toMatch(/^r[1-9A-HJ-NP-Za-km-z]{24,34}$/);
+    expect(xrp.depositTag).toMatch(/^\d+$/);
+    await make(ASSETS.BTC).expect(409);
+    const [event] = await outbox('wallet.created', btc.walletId);
+    expect(event).toEqual({ tenant_id: tenantId, entity_type: 'wallet', entity_id: btc.walletId, data: btc });
+    const extra = await api.post(`/wallets/${btc.walletId}/addresses`).expect(201);
+    expect(extra.body.address).not.toBe(btc.depositAddress);
+    const detail = await api.get(`/wallets/${btc.walletId}`).expect(200);
+    expect(detail.body.addresses).toHaveLength(2);
+    const list = await api.get(`/vaults/${vault.body.id}/wallets`).expect(200);
+    expect(list.body.items).toHaveLength(4);
+    await other.get(`/wallets/${btc.walletId}`).expect(404);
+    await other.get(`/wallets/${btc.walletId}/balance`).expect(404);
+    // Seeds stay encrypted at rest.
+    const [tenant] = await sql<{ hd_seed_sealed: string }>(
+      h,
+      'SELECT hd_seed_sealed FROM tenants WHERE id = $1',
+      [tenantId],
+    );
+    expect(tenant.hd_seed_sealed).toMatch(/^v1\./);
+  });
+
+  it('live keys get mainnet addresses', async () => {
+    const live = client(h.api, await createKey(h.api, tenantId, { environment: 'live' }));
+    const vault = await live.post('/vaults', { externalId: 'live-1', name: 'L' }).expect(201);
+    const btc = await live.post(`/vaults/${vault.body.id}/wallets`, { assetId: ASSETS.BTC }).expect(201);
+    expect(btc.body.depositAddress).toMatch(/^bc1q/);
+  });
+});
+
+describe('address book', () => {
+  it('validates per network with checksums, lists with an assetId filter, deletes, and emits changes', async () => {
+    const bad = await api.post('/address-book', {
+      assetId: ASSETS.ETH,
+      address: ETH_BAD_CHECKSUM,
+      label: 'x',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({
+      message: 'Not a valid Ethereum address (EIP-55 checksum)',
+      errors: { address: ['Not a valid Ethereum address (EIP-55 checksum)'] },
+    });
+    await api.post('/address-book', { assetId: ASSETS.BTC, address: BTC_MAINNET, label: 'x' }).expect(400);
+    await api
+      .post('/address-book', {
+        assetId: ASSETS.XRP,
+        address: 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTx',
+        label: 'x',
+      })
+      .expect(400);
+    const btc = await api
+      .post('/address-book', { assetId: ASSETS.BTC, address: BTC_TESTNET, label: 'Cold' })
+      .expect(201);
+    const eth = await api
+      .post('/address-book', { assetId: ASSETS.ETH, address: ETH_OK.toLowerCase(), label: 'Exchange' })
+      .expect(201);
+    expect(eth.body.address).toBe(ETH_OK);
+    await api
+      .post('/address-book', { assetId: ASSETS.XRP, address: XRP_OK, tag: '123', label: 'X' })
+      .expect(201);
+    const filtered = await api.get(`/address-book?assetId=${ASSETS.BTC}`).expect(200);
+    expect(filtered.body.items.map((e: { id: string }) => e.id)).toEqual([btc.body.id]);
+    await api.get(`/address-book/${btc.body.id}`).expect(200);
+    await other.get(`/address-book/${btc.body.id}`).expect(404);
+    await other.delete(`/address-book/${btc.body.id}`).expect(404);
+    await api.delete(`/address-book/${btc.body.id}`).expect(204);
+    await api.get(`/address-book/${btc.body.id}`).expect(404);
+    const events = await outbox('address-book.changed', btc.body.id);
+    expect(events.map((e) => e.data.action)).toEqual(['created', 'deleted']);
+    expect(events[0].entity_type).toBe('address-book');
+  });
+});
+
+describe('transfers and withdrawals', () => {
+  it('an internal transfer moves both balances at once and runs the machine to Completed', async () => {
+    const a = await fundedWallet(api, ASSETS.BTC, '2');
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    const res = await api
+      .post(
+        '/transactions/transfer',
+        { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.5', note: 'rebalance' },
+        { 'idempotency-key': newIdempotencyKey() },
+      )
+      .expect(201);
+    expect(res.body).toMatchObject({
+      type: 'InternalTransfer',
+      status: 'Submitted',
+      amount: '0.5',
+      sourceWalletId: a.walletId,
+      destinationWalletId: b.walletId,
+      sourceAddress: a.depositAddress,
+      destinationAddress: b.depositAddress,
+      note: 'rebalance',
+      txHash: null,
+    });
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({
+      total: '1.5',
+      available: '1.5',
+    });
+    expect((await api.get(`/wallets/${b.walletId}/balance`)).body).toMatchObject({
+      total: '0.5',
+      available: '0.5',
+    });
+    const done = await settle(res.body.transactionId);
+    expect(done.completedAt).toEqual(expect.any(String));
+    const statuses = await outbox('transaction.status.updated', res.body.transactionId);
+    expect(statuses.map((e) => [e.data.previousStatus, e.data.status])).toEqual([
+      ['Submitted', 'PendingSignature'],
+      ['PendingSignature', 'Broadcasting'],
+      ['Broadcasting', 'Confirming'],
+      ['Confirming', 'Completed'],
+    ]);
+    const [created] = await outbox('transaction.created', res.body.transactionId);
+    expect(created.data).toEqual({
+      transactionId: res.body.transactionId,
+      type: 'InternalTransfer',
+      status: 'Submitted',
+      vaultId: a.vaultId,
+      vaultExternalId: expect.any(String),
+      vaultName: 'Vault',
+      assetId: ASSETS.BTC,
+      assetSymbol: 'BTC',
+      assetNetwork: 'bitcoin',
+      sourceWalletId: a.walletId,
+      destinationWalletId: b.walletId,
+      amount: '0.5',
+      sourceAddress: a.depositAddress,
+      destinationAddress: b.depositAddress,
+      destinationTag: null,
+      txHash: null,
+      networkFee: null,
+      feeCurrency: null,
+      amountUSD: null,
+      feeUSD: null,
+      note: 'rebalance',
+      createdAt: res.body.createdAt,
+    });
+    const balanceEvents = await outbox('balance.updated', `${b.vaultId}:${ASSETS.BTC}`);
+    expect(balanceEvents[0]).toMatchObject({
+      entity_type: 'balance',
+      data: { vaultAccountId: b.vaultId, assetId: ASSETS.BTC },
+    });
+    expect(Object.keys(balanceEvents[0].data).sort()).toEqual(['assetId', 'vaultAccountId']);
+  });
+
+  it('a withdrawal holds at Submitted, posts at Completed with txHash, completedAt and events', async () => {
+    const a = await fundedWallet(api, ASSETS.ETH, '3');
+    await api.post('/address-book', { assetId: ASSETS.ETH, address: ETH_OK, label: 'Ex' }).expect(201);
+    const res = await api
+      .post(
+        '/transactions/withdraw',
+        { sourceWalletId: a.walletId, destinationAddress: ETH_OK, amount: '1.25' },
+        { 'idempotency-key': newIdempotencyKey() },
+      )
+      .expect(201);
+    expect(res.body).toMatchObject({ type: 'Withdrawal', status: 'Submitted', destinationAddress: ETH_OK });
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({
+      total: '3',
+      available: '1.75',
+      locked: '1.25',
+      pending: '0',
+    });
+    const done = await settle(res.body.transactionId);
+    expect(done.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({
+      total: '1.75',
+      available: '1.75',
+      locked: '0',
+    });
+    const statuses = await outbox('transaction.status.updated', res.body.transactionId);
+    const last = statuses[statuses.length - 1].data;
+    expect(Object.keys(last).sort()).toEqual(
+      [
+        'transactionId',
+        'type',
+        'status',
+        'previousStatus',
+        'vaultId',
+        'vaultExternalId',
+        'vaultName',
+        'assetId',
+        'assetSymbol',
+        'assetNetwork',
+        'sourceWalletId',
+        'amount',
+        'sourceAddress',
+        'destinationAddress',
+        'txHash',
+        'networkFee',
+        'feeCurrency',
+        'amountUSD',
+        'feeUSD',
+        'failureReason',
+        'completedAt',
+      ].sort(),
+    );
+    expect(last).toMatchObject({
+      status: 'Completed',
+      previousStatus: 'Confirming',
+      completedAt: done.completedAt,
+    });
+  });
+
+  it('a failed broadcast releases the hold and reports failureReason', async () => {
+    const a = await fundedWallet(api, ASSETS.ETH, '1');
+    await api
+      .post('/address-book', { assetId: ASSETS.ETH, address: FAILING_DESTINATION, label: 'F' })
+      .expect(201);
+    const res = await api
+      .post(
+        '/transactions/withdraw',
+        { sourceWalletId: a.walletId, destinationAddress: FAILING_DESTINATION, amount: '0.4' },
+        { 'idempotency-key': newIdempotencyKey() },
+      )
+      .expect(201);
+    const failed = await settle(res.body.transactionId, 'Failed');
+    expect(failed.failureReason).toBe('Simulated broadcast rejection by the network');
+    expect(failed.completedAt).toEqual(expect.any(String));
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({
+      total: '1',
+      available: '1',
+      locked: '0',
+    });
+    const events = await outbox('transaction.status.updated', res.body.transactionId);
+    expect(events[events.length - 1].data).toMatchObject({
+      status: 'Failed',
+      previousStatus: 'PendingSignature',
+      failureReason: 'Simulated broadcast rejection by the network',
+    });
+  });
+
+  it('a sandbox deposit is pending until Completed, then credited', async () => {
+    const w = await fundedWallet(api, ASSETS.XRP, undefined);
+    const dep = await api.post('/sandbox/deposits', { walletId: w.walletId, amount: '10.5' }).expect(201);
+    expect(dep.body).toMatchObject({ type: 'Deposit', sourceWalletId: null, destinationWalletId: null });
+    expect(dep.body.destinationTag).toMatch(/^\d+$/);
+    await settle(dep.body.transactionId);
+    expect((await api.get(`/wallets/${w.walletId}/balance`)).body).toMatchObject({
+      total: '10.5',
+      available: '10.5',
+      pending: '0',
+      assetSymbol: 'XRP',
+    });
+  });
+
+  it('400 with errors and nothing created: insufficient, too many decimals, non-positive, asset or tenant mismatch', async () => {
+    const a = await fundedWallet(api, ASSETS.BTC, '1');
+    const eth = await fundedWallet(api, ASSETS.ETH, undefined);
+    const foreign = await fundedWallet(other, ASSETS.BTC, undefined);
+    const before = await sql(h, 'SELECT count(*)::int AS n FROM transactions');
+    const transfer = (body: Record<string, unknown>) =>
+      api.post('/transactions/transfer', body, { 'idempotency-key': newIdempotencyKey() });
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { sourceWalletId: a.walletId, destinationWalletId: eth.walletId, amount: '0.1' },
+        'destinationWalletId',
+      ],
+      [
+        { sourceWalletId: a.walletId, destinationWalletId: foreign.walletId, amount: '0.1' },
+        'destinationWalletId',
+      ],
+      [
+        { sourceWalletId: foreign.walletId, destinationWalletId: a.walletId, amount: '0.1' },
+        'sourceWalletId',
+      ],
+    ];
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    for (const amount of ['2', '0.000000001', '0', '-1', 'abc']) {
+      cases.push([{ sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount }, 'amount']);
+    }
+    for (const [body, field] of cases) {
+      const res = await transfer(body);
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body.errors)).toEqual([field]);
+    }
+    const after = await sql(h, 'SELECT count(*)::int AS n FROM transactions');
+    expect(after).toEqual(before);
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ available: '1' });
+  });
+
+  it('a withdrawal to a destination not in the address book is 400', async () => {
+    const a = await fundedWallet(api, ASSETS.BTC, '1');
+    const res = await api
+      .post(
+        '/transactions/withdraw',
+        {
+          sourceWalletId: a.walletId,
+          destinationAddress: 'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7',
+          amount: '0.1',
+        },
+        { 'idempotency-key': newIdempotencyKey() },
+      )
+      .expect(400);
+    expect(res.body).toEqual({
+      message: 'Destination address is not in the address book',
+      errors: { destinationAddress: ['Add this address to the address book for this asset first'] },
+    });
+  });
+
+  it('Idempotency-Key: required, well-formed, same body replays, different body 400', async () => {
+    const a = await fundedWallet(api, ASSETS.BTC, '1');
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    const body = { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.1' };
+    const missing = await api.post('/transactions/transfer', body).expect(400);
+    expect(Object.keys(missing.body.errors)).toEqual(['Idempotency-Key']);
+    await api.post('/transactions/transfer', body, { 'idempotency-key': 'x'.repeat(65) }).expect(400);
+    await api.post('/transactions/transfer', body, { 'idempotency-key': 'bad key!' }).expect(400);
+    const key = newIdempotencyKey();
+    const first = await api.post('/transactions/transfer', body, { 'idempotency-key': key }).expect(201);
+    const again = await api.post('/transactions/transfer', body, { 'idempotency-key': key }).expect(201);
+    expect(again.body).toEqual(first.body);
+    const mismatch = await api
+      .post('/transactions/transfer', { ...body, amount: '0.2' }, { 'idempotency-key': key })
+      .expect(400);
+    expect(mismatch.body.message).toBe('Idempotency-Key was already used with a different request body');
+    // Keys are per endpoint and per tenant.
+    await api.post('/address-book', { assetId: ASSETS.BTC, address: BTC_TESTNET, label: 'c' }).expect(201);
+    await api
+      .post(
+        '/transactions/withdraw',
+        { sourceWalletId: a.walletId, destinationAddress: BTC_TESTNET, amount: '0.1' },
+        { 'idempotency-key': key },
+      )
+      .expect(201);
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({
+      total: '0.9',
+      available: '0.8',
+    });
+  });
+});
+
+describe('reading transactions', () => {
+  it('GET /transactions: default 20, cursor pages in createdAt desc, filters, 400 above 200, 404 across tenants', async () => {
+    const a = await fundedWallet(api, ASSETS.USDT, '100');
+    const b = await fundedWallet(api, ASSETS.USDT, undefined);
+    for (let i = 0; i < 25; i++) {
+      await api
+        .post(
+          '/transactions/transfer',
+          { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: `0.${i + 1}` },
+          { 'idempotency-key': newIdempotencyKey() },
+        )
+        .expect(201);
+    }
+    const first = await api.get(`/transactions?walletId=${b.walletId}`).expect(200);
+    expect(first.body.items).toHaveLength(20);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const second = await api
+      .get(`/transactions?walletId=${b.walletId}&cursor=${first.body.nextCursor}`)
+      .expect(200);
+    expect(second.body.items).toHaveLength(5);
+    expect(second.body.nextCursor).toBeNull();
+    const all = [...first.body.items, ...second.body.items];
+    expect(new Set(all.map((t) => t.transactionId)).size).toBe(25);
+    const times = all.map((t) => Date.parse(t.createdAt));
+    expect([...times].sort((x, y) => y - x)).toEqual(times);
+    const deposits = await api.get(`/transactions?type=Deposit&vaultId=${a.vaultId}`).expect(200);
+    expect(deposits.body.items).toHaveLength(1);
+    const since = await api.get(
+      `/transactions?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+    );
+    expect(since.body.items).toHaveLength(0);
+    await api.get('/transactions?take=200').expect(200);
+    const tooMany = await api.get('/transactions?take=201').expect(400);
+    expect(tooMany.body).toEqual({
+      message: 'take: take must be at most 200',
+      errors: { take: ['take must be at most 200'] },
+    });
+    await api.get('/transactions?status=Nope').expect(400);
+    const one = all[0];
+    await api.get(`/transactions/${one.transactionId}`).expect(200);
+    await other.get(`/transactions/${one.transactionId}`).expect(404);
+    await api.get('/transactions/not-a-uuid').expect(404);
+  });
+});

@@ -1,0 +1,184 @@
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { signRequest } from '@tessera/auth';
+import {
+  bootApp,
+  createTestEnvironment,
+  migratorFor,
+  TEST_ADMIN_TOKEN,
+  type TestEnvironment,
+} from '@tessera/testing';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../src/app.module';
+import { loadEnv } from '../src/config/env';
+import { databaseOptions } from '../src/database/database';
+import { WorkerModule } from '../src/worker.module';
+
+export const migrator = migratorFor(databaseOptions, join(__dirname, '../src/database/migrations'));
+
+export const ASSETS = {
+  BTC: 'a0000000-0000-4000-8000-000000000001',
+  ETH: 'a0000000-0000-4000-8000-000000000002',
+  USDT: 'a0000000-0000-4000-8000-000000000003',
+  XRP: 'a0000000-0000-4000-8000-000000000004',
+};
+
+export const ALL_SCOPES = [
+  'vaults:read',
+  'vaults:write',
+  'wallets:read',
+  'wallets:create',
+  'assets:read',
+  'transactions:read',
+  'transfers:write',
+  'withdrawals:write',
+  'address-book:read',
+  'address-book:write',
+];
+
+export interface Harness {
+  env: TestEnvironment;
+  api: NestFastifyApplication;
+  worker?: NestFastifyApplication;
+  close: () => Promise<void>;
+}
+
+/** Boots the API role (and, unless told otherwise, the worker role) on a database of its own. */
+export async function startHarness(
+  extraEnv: Record<string, string> = {},
+  opts: { worker?: boolean; listen?: boolean } = {},
+): Promise<Harness> {
+  const env = await createTestEnvironment([migrator]);
+  const vars = {
+    ...env.env,
+    CHAIN_SIM_STEP_DELAY_MS: '5',
+    CHAIN_SIM_BLOCK_MS: '1',
+    // The per-key limit has its own test (rate-limit.e2e-spec.ts); the other suites poll freely.
+    CUSTODY_RATE_LIMIT_PER_KEY: '100000',
+    ...extraEnv,
+  };
+  const api = await bootApp(AppModule.forRoot(loadEnv(vars)), { rpc: false, listen: opts.listen });
+  const worker =
+    opts.worker === false ? undefined : await bootApp(WorkerModule.forRoot(loadEnv(vars)), { rpc: false });
+  return {
+    env,
+    api,
+    worker,
+    close: async () => {
+      await worker?.close();
+      await api.close();
+      await env.teardown();
+    },
+  };
+}
+
+export const admin = (app: NestFastifyApplication) => ({
+  post: (path: string, body?: unknown) =>
+    request(app.getHttpServer())
+      .post(path)
+      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+      .send(body as object),
+});
+
+export interface KeyPair {
+  apiKey: string;
+  apiSecret: string;
+}
+
+export async function createTenant(app: NestFastifyApplication, name = 'Acme'): Promise<string> {
+  const res = await admin(app).post('/admin/tenants', { name }).expect(201);
+  return res.body.id;
+}
+
+export async function createKey(
+  app: NestFastifyApplication,
+  tenantId: string,
+  opts: { environment?: 'test' | 'live'; scopes?: string[]; ipAllowList?: string[] } = {},
+): Promise<KeyPair> {
+  const res = await admin(app)
+    .post(`/admin/tenants/${tenantId}/keys`, {
+      environment: opts.environment ?? 'test',
+      scopes: opts.scopes ?? [...ALL_SCOPES, ...(opts.environment === 'live' ? [] : ['sandbox:write'])],
+      ...(opts.ipAllowList ? { ipAllowList: opts.ipAllowList } : {}),
+    })
+    .expect(201);
+  return { apiKey: res.body.apiKey, apiSecret: res.body.apiSecret };
+}
+
+/** A client that signs every request exactly like the SDK will (libs/auth signRequest). */
+export function client(app: NestFastifyApplication, key: KeyPair) {
+  const send = (
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
+    const raw = body === undefined ? '' : JSON.stringify(body);
+    const signed = signRequest(key.apiKey, key.apiSecret, { method, pathWithQuery: path, body: raw });
+    let req = request(app.getHttpServer())[method === 'GET' ? 'get' : method === 'POST' ? 'post' : 'delete'](
+      path,
+    );
+    for (const [k, v] of Object.entries({ ...signed, ...headers })) req = req.set(k, v);
+    if (body !== undefined) req = req.set('content-type', 'application/json').send(raw);
+    return req;
+  };
+  return {
+    get: (path: string, headers?: Record<string, string>) => send('GET', path, undefined, headers),
+    post: (path: string, body?: unknown, headers?: Record<string, string>) =>
+      send('POST', path, body, headers),
+    delete: (path: string, headers?: Record<string, string>) => send('DELETE', path, undefined, headers),
+  };
+}
+
+export type Client = ReturnType<typeof client>;
+
+let idem = 0;
+export const newIdempotencyKey = () => `k-${process.pid}-${Date.now()}-${++idem}`;
+
+export async function waitFor<T>(
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() - started > timeoutMs)
+      throw new Error(`waitFor timed out; last value ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A tenant with a vault and one wallet per given asset, funded through sandbox deposits. */
+export async function fundedWallet(
+  api: Client,
+  assetId: string,
+  amount: string | undefined,
+  vaultExternalId = `v-${Math.random().toString(36).slice(2)}`,
+): Promise<{ vaultId: string; walletId: string; depositAddress: string }> {
+  const vault = await api.post('/vaults', { externalId: vaultExternalId, name: 'Vault' }).expect(201);
+  const wallet = await api.post(`/vaults/${vault.body.id}/wallets`, { assetId, label: 'main' }).expect(201);
+  if (amount) {
+    const dep = await api.post('/sandbox/deposits', { walletId: wallet.body.walletId, amount }).expect(201);
+    await waitFor(
+      () => api.get(`/transactions/${dep.body.transactionId}`).then((r) => r.body.status),
+      (s) => s === 'Completed',
+    );
+  }
+  return {
+    vaultId: vault.body.id,
+    walletId: wallet.body.walletId,
+    depositAddress: wallet.body.depositAddress,
+  };
+}
+
+/** Raw SQL against the app's own database (assertions on stored rows and the outbox). */
+export function sql<T = Record<string, unknown>>(
+  h: Harness,
+  text: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  return h.api.get(DataSource).query(text, params);
+}
