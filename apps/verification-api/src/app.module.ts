@@ -3,6 +3,10 @@ import { PlatformModule, type PlatformOptions } from '@tessera/platform';
 import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
+import { AdminModule } from './modules/admin/admin.module';
+import { ApplicantsModule } from './modules/applicants/applicants.module';
+import { LevelsModule } from './modules/levels/levels.module';
+import { SessionsModule } from './modules/sessions/sessions.module';
 
 @Module({})
 export class AppModule {
@@ -18,6 +22,10 @@ export class AppModule {
           database: { schema: SCHEMA, entities, migrations },
           ...overrides,
         }),
+        AdminModule,
+        LevelsModule,
+        ApplicantsModule,
+        SessionsModule,
       ],
     };
   }

@@ -1,3 +1,4 @@
 export * from './queues';
 export * from './jobs';
 export * from './rpc';
+export * from './verification';
