@@ -103,7 +103,7 @@ export const VERIFICATION_EVENTS = {
   COMPANY_CHILDREN_COMPLETED: 'companyChildrenCompleted',
 } as const;
 
-const required = (field: string) => ({ error: `${field} is required` });
+const required = () => ({ error: 'is required' });
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
 const optionalText = z.string().trim().min(1).max(500).optional();
 
@@ -116,8 +116,8 @@ export const levelStepSchema = z.object({
 const fieldList = z.array(z.string().min(1).max(64)).max(64);
 
 const levelFields = {
-  name: z.string(required('name')).regex(LEVEL_NAME_PATTERN, 'must match ^[A-Z][A-Z0-9_]{1,40}$'),
-  applicantType: z.enum(['individual', 'company'], required('applicantType')),
+  name: z.string(required()).regex(LEVEL_NAME_PATTERN, 'must match ^[A-Z][A-Z0-9_]{1,40}$'),
+  applicantType: z.enum(['individual', 'company'], required()),
   isActive: z.boolean(),
   isDefault: z.boolean(),
   steps: z.array(levelStepSchema).max(32),
@@ -156,7 +156,7 @@ export type LevelPatchInput = z.infer<typeof levelPatchSchema>;
 
 /** Body of POST /v1/applicants. Unknown fields are ignored (the level decides what is kept). */
 export const applicantCreateSchema = z.object({
-  externalUserId: z.string(required('externalUserId')).trim().min(1, 'externalUserId is required').max(200),
+  externalUserId: z.string(required()).trim().min(1, 'is required').max(200),
   type: z.enum(['individual', 'company']).default('individual'),
   verificationLevelName: z.string().min(1).max(64).optional(),
   companyName: optionalText,
