@@ -45,8 +45,8 @@ export async function startHarness(
   });
   const http = () => request(app.getHttpServer());
   const admin = async <T>(method: 'post' | 'patch', path: string, body?: unknown): Promise<T> => {
-    const res = await http()
-      [method](`/admin/v1${path}`)
+    const agent = http();
+    const res = await agent[method](`/admin/v1${path}`)
       .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
       .send(body as object);
     if (res.status >= 300) throw new Error(`${method} ${path} -> ${res.status} ${JSON.stringify(res.body)}`);
