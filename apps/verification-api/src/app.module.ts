@@ -4,6 +4,7 @@ import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
 import { AdminModule } from './modules/admin/admin.module';
+import { DocsModule } from './modules/docs/docs.module';
 import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
@@ -26,6 +27,7 @@ export class AppModule {
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+        DocsModule,
       ],
     };
   }
