@@ -3,6 +3,11 @@ import { OutboxRelayModule, PlatformModule, type PlatformOptions } from '@tesser
 import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
+import { AdminModule } from './modules/admin/admin.module';
+import { DocsModule } from './modules/docs/docs.module';
+import { ApplicantsModule } from './modules/applicants/applicants.module';
+import { LevelsModule } from './modules/levels/levels.module';
+import { SessionsModule } from './modules/sessions/sessions.module';
 
 @Module({})
 export class AppModule {
@@ -18,6 +23,11 @@ export class AppModule {
           database: { schema: SCHEMA, entities, migrations },
           ...overrides,
         }),
+        AdminModule,
+        LevelsModule,
+        ApplicantsModule,
+        SessionsModule,
+        DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
         OutboxRelayModule.forRoot({ source: 'verification', enabled: env.OUTBOX_RELAY_ENABLED }),
       ],

@@ -4,4 +4,5 @@ export * from './rate-limiter';
 export * from './replay-cache';
 export * from './request-signing';
 export * from './secrets';
+export * from './sdk-token';
 export * from './webhook-signature';

@@ -4,3 +4,4 @@ export * from './rpc';
 export * from './webhooks-catalog';
 export * from './webhooks';
 export * from './custody';
+export * from './verification';

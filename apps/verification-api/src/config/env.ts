@@ -4,6 +4,10 @@ import { z } from 'zod';
 export const envSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:3001'),
+  /** Partner requests per minute per credential (DECISIONS: 600). */
+  RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Failed authentications (partner or operator) per minute per client IP (contract: 20). */
+  AUTH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20),
 });
 
 export type Env = z.infer<typeof envSchema>;

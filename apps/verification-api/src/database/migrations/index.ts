@@ -1,4 +1,5 @@
 import { Init1795220341858 } from './1795220341858-Init';
+import { Core1795222519808 } from './1795222519808-Core';
 
 /** Every migration of schema "verification", oldest first. */
-export const migrations = [Init1795220341858];
+export const migrations = [Init1795220341858, Core1795222519808];

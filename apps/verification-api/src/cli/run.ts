@@ -1,0 +1,121 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { levelCreateSchema, levelPatchSchema } from '@tessera/contracts';
+import { normalizeError, PlatformModule } from '@tessera/platform';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { type Env, loadEnv } from '../config/env';
+import { entities, SCHEMA } from '../database/database';
+import { migrations } from '../database/migrations';
+import { LevelsModule } from '../modules/levels/levels.module';
+import { LevelsService } from '../modules/levels/levels.service';
+import { ProductsModule } from '../modules/products/products.module';
+import { ProductsService } from '../modules/products/products.service';
+
+@Module({})
+class CliModule {
+  static forRoot(env: Env): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [
+        PlatformModule.forRoot({
+          service: 'verification-api-cli',
+          env: { ...env, LOG_LEVEL: 'warn' },
+          config: env,
+          errorShape: 'verification',
+          database: { schema: SCHEMA, entities, migrations },
+          logDestination: process.stderr,
+        }),
+        ProductsModule,
+        LevelsModule,
+      ],
+    };
+  }
+}
+
+export const CLI_USAGE = `Usage: pnpm --filter @tessera/verification-api cli <command> [options]
+  create-product --name <name>
+  create-key --product <productId> --environment production|sandbox
+  deactivate-key --key <apiKey>
+  create-level --product <productId> (--json '<level body>' | --file <path>)
+  update-level --product <productId> --level <levelName> (--json '<partial level>' | --file <path>)`;
+
+function options(argv: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new Error(`Unexpected argument ${arg}`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) out[arg.slice(2, eq)] = arg.slice(eq + 1);
+    else out[arg.slice(2)] = argv[++i] ?? '';
+  }
+  return out;
+}
+
+const need = (opts: Record<string, string>, name: string): string => {
+  if (!opts[name]) throw new Error(`--${name} is required`);
+  return opts[name];
+};
+
+const body = (opts: Record<string, string>): unknown => {
+  if (opts.json) return JSON.parse(opts.json);
+  if (opts.file) return JSON.parse(readFileSync(opts.file, 'utf8'));
+  throw new Error('--json or --file is required');
+};
+
+/**
+ * Runs one operator command against the database and returns what to print (JSON) and the exit code.
+ * The same services as the operator API answer, so both speak the same shapes.
+ */
+export async function runCli(
+  argv: string[],
+  envVars: Record<string, string | undefined>,
+): Promise<{ code: number; output: unknown }> {
+  const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help')
+    return { code: command ? 0 : 1, output: { usage: CLI_USAGE } };
+  const env = loadEnv(envVars);
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(env), { logger: ['error'] });
+  try {
+    const opts = options(rest);
+    const products = app.get(ProductsService);
+    const levels = app.get(LevelsService);
+    switch (command) {
+      case 'create-product':
+        return { code: 0, output: await products.createProduct(need(opts, 'name')) };
+      case 'create-key': {
+        const environment = z.enum(['production', 'sandbox']).parse(need(opts, 'environment'));
+        return {
+          code: 0,
+          output: await products.issueKey(z.uuid().parse(need(opts, 'product')), environment),
+        };
+      }
+      case 'deactivate-key': {
+        const apiKey = need(opts, 'key');
+        await products.deactivateKey(apiKey);
+        return { code: 0, output: { apiKey, active: false } };
+      }
+      case 'create-level': {
+        const productId = z.uuid().parse(need(opts, 'product'));
+        await products.assertProduct(productId);
+        return { code: 0, output: await levels.create(productId, levelCreateSchema.parse(body(opts))) };
+      }
+      case 'update-level': {
+        const productId = z.uuid().parse(need(opts, 'product'));
+        await products.assertProduct(productId);
+        return {
+          code: 0,
+          output: await levels.update(productId, need(opts, 'level'), levelPatchSchema.parse(body(opts))),
+        };
+      }
+      default:
+        return { code: 1, output: { message: `Unknown command ${command}`, usage: CLI_USAGE } };
+    }
+  } catch (err) {
+    const normalized = normalizeError(err);
+    const message = normalized.status === 500 && err instanceof Error ? err.message : normalized.message;
+    return { code: 1, output: { message, status: normalized.status } };
+  } finally {
+    await app.close();
+  }
+}

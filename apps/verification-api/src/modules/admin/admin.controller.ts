@@ -1,0 +1,55 @@
+import { Body, Controller, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { levelCreateSchema, levelPatchSchema } from '@tessera/contracts';
+import { z } from 'zod';
+import { AdminAuthGuard } from '../auth/admin-auth.guard';
+import { LevelsService } from '../levels/levels.service';
+import { ProductsService } from '../products/products.service';
+
+const productBody = z.object({ name: z.string({ error: 'name is required' }).trim().min(1).max(200) });
+const keyBody = z.object({
+  environment: z.enum(['production', 'sandbox'], { error: 'environment must be production or sandbox' }),
+});
+const uuid = z.uuid({ error: 'productId must be a UUID' });
+
+/** Operator API (DECISIONS "Operating interface"): products, keys and levels. */
+@Controller('admin/v1')
+@UseGuards(AdminAuthGuard)
+export class AdminController {
+  constructor(
+    private readonly products: ProductsService,
+    private readonly levels: LevelsService,
+  ) {}
+
+  @Post('products')
+  createProduct(@Body() body: unknown) {
+    return this.products.createProduct(productBody.parse(body ?? {}).name);
+  }
+
+  @Post('products/:productId/keys')
+  createKey(@Param('productId') productId: string, @Body() body: unknown) {
+    return this.products.issueKey(uuid.parse(productId), keyBody.parse(body ?? {}).environment);
+  }
+
+  @Post('keys/:apiKey/deactivate')
+  @HttpCode(200)
+  async deactivateKey(@Param('apiKey') apiKey: string) {
+    await this.products.deactivateKey(apiKey);
+    return { apiKey, active: false };
+  }
+
+  @Post('products/:productId/levels')
+  async createLevel(@Param('productId') productId: string, @Body() body: unknown) {
+    await this.products.assertProduct(uuid.parse(productId));
+    return this.levels.create(productId, levelCreateSchema.parse(body ?? {}));
+  }
+
+  @Patch('products/:productId/levels/:levelName')
+  async updateLevel(
+    @Param('productId') productId: string,
+    @Param('levelName') levelName: string,
+    @Body() body: unknown,
+  ) {
+    await this.products.assertProduct(uuid.parse(productId));
+    return this.levels.update(productId, levelName, levelPatchSchema.parse(body ?? {}));
+  }
+}

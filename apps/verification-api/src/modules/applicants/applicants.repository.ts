@@ -1,0 +1,283 @@
+import { Injectable } from '@nestjs/common';
+import { PARTNER_REVIEW_EVENTS, VERIFICATION_EVENTS } from '@tessera/contracts';
+import { appendToOutbox } from '@tessera/platform';
+import { DataSource, type EntityManager } from 'typeorm';
+
+export interface ApplicantRow {
+  id: string;
+  productId: string;
+  externalUserId: string;
+  type: 'individual' | 'company';
+  levelId: string | null;
+  levelName: string | null;
+  status: string;
+  riskLevel: string;
+  info: Record<string, unknown>;
+  attempt: number;
+  reviewAnswer: string | null;
+  reviewRejectType: string | null;
+  rejectLabels: string[];
+  moderationComment: string | null;
+  reviewedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  hasNoUbos: boolean;
+  hasNoShareholders: boolean;
+  hasNoDirectors: boolean;
+  hasNoRepresentatives: boolean;
+  lockedFields: string[];
+}
+
+export interface NewApplicant {
+  productId: string;
+  externalUserId: string;
+  type: 'individual' | 'company';
+  levelId: string | null;
+  levelName: string | null;
+  /** Identity fields under level keys; every one becomes a partner claim. */
+  info: Record<string, unknown>;
+  sandbox: boolean;
+}
+
+export interface StepRow {
+  kind: string;
+  reviewStatus: string;
+  reviewAnswer: string | null;
+  reviewRejectType: string | null;
+  updatedAt: Date;
+}
+
+export interface StructureRow {
+  total: number;
+  ubos: number;
+  directors: number;
+  shareholders: number;
+  representatives: number;
+  spawned: number;
+  completed: number;
+  rejected: number;
+  pending: number;
+  lastChildCompletedAt: Date | null;
+}
+
+const APPLICANT_SELECT = `
+  SELECT a.id, a.product_id AS "productId", a.external_user_id AS "externalUserId", a.type,
+         a.level_id AS "levelId", l.name AS "levelName", a.status, a.risk_level AS "riskLevel", a.info,
+         a.attempt, a.review_answer AS "reviewAnswer", a.review_reject_type AS "reviewRejectType",
+         a.reject_labels AS "rejectLabels", a.moderation_comment AS "moderationComment",
+         a.reviewed_at AS "reviewedAt", a.created_at AS "createdAt", a.updated_at AS "updatedAt",
+         a.has_no_ubos AS "hasNoUbos", a.has_no_shareholders AS "hasNoShareholders",
+         a.has_no_directors AS "hasNoDirectors", a.has_no_representatives AS "hasNoRepresentatives",
+         (SELECT coalesce(jsonb_agg(c.field ORDER BY c.field), '[]'::jsonb)
+            FROM field_claims c WHERE c.applicant_id = a.id) AS "lockedFields"
+    FROM applicants a LEFT JOIN levels l ON l.id = a.level_id`;
+
+/** An enrollment still out with the user, or an applicant whose review is under way. */
+const IN_FLIGHT = `
+  SELECT 1 FROM applicants a WHERE a.id = $1 AND a.status IN ('pending', 'in_review', 'awaiting_user')
+  UNION ALL
+  SELECT 1 FROM enrollments e
+   WHERE e.applicant_id = $1 AND e.status IN ('open', 'submitted', 'in_review') AND e.expires_at > now()
+  LIMIT 1`;
+
+@Injectable()
+export class ApplicantsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * The applicant with this externalUserId in the caller's product, else one of another product (the
+   * caller then gets 403), else undefined. One index probe on (external_user_id, product_id).
+   */
+  async findForProduct(productId: string, externalUserId: string): Promise<ApplicantRow | undefined> {
+    const [row] = await this.dataSource.query<ApplicantRow[]>(
+      `${APPLICANT_SELECT} WHERE a.external_user_id = $1 ORDER BY (a.product_id = $2) DESC LIMIT 1`,
+      [externalUserId, productId],
+    );
+    return row;
+  }
+
+  /**
+   * Creates the applicant, its partner claims, the `applicant.created` review event and the
+   * `applicantCreated` outbox row in one transaction. Race-safe: concurrent creates of one externalUserId
+   * meet on the unique index and all but one see `created: false`.
+   */
+  async create(
+    input: NewApplicant,
+  ): Promise<{ created: true; id: string; createdAt: Date } | { created: false }> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows = await manager.query<{ id: string; createdAt: Date }[]>(
+        `WITH ins AS (
+           INSERT INTO applicants (product_id, external_user_id, type, level_id, info)
+           VALUES ($1, $2, $3, $4, $5::jsonb)
+           ON CONFLICT (external_user_id, product_id) DO NOTHING
+           RETURNING id, created_at
+         ), claims AS (
+           INSERT INTO field_claims (applicant_id, field, value)
+           SELECT ins.id, f.key, f.value FROM ins, jsonb_each($5::jsonb) f
+         ), ev AS (
+           INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
+           SELECT ins.id, $1, 'applicant.created', 'partner', '{}'::jsonb FROM ins
+         )
+         SELECT id, created_at AS "createdAt" FROM ins`,
+        [input.productId, input.externalUserId, input.type, input.levelId, JSON.stringify(input.info)],
+      );
+      const row = rows[0];
+      if (!row) return { created: false as const };
+      await appendToOutbox(manager, [
+        {
+          tenantId: input.productId,
+          eventType: VERIFICATION_EVENTS.APPLICANT_CREATED,
+          entityType: 'applicant',
+          entityId: row.id,
+          data: {
+            applicantId: row.id,
+            externalUserId: input.externalUserId,
+            type: input.type,
+            levelName: input.levelName,
+            sandbox: input.sandbox,
+            createdAtUtc: row.createdAt.toISOString(),
+          },
+          occurredAt: row.createdAt,
+        },
+      ]);
+      return { created: true as const, id: row.id, createdAt: row.createdAt };
+    });
+  }
+
+  /**
+   * Merges changed identity fields (level keys), re-claims them, writes `applicant.updated` and
+   * `applicantPersonalInfoChanged`, all in one transaction. 'in_flight' when `registrationCountry` would
+   * change while a verification is under way.
+   */
+  async updateInfo(
+    applicant: Pick<ApplicantRow, 'id' | 'productId' | 'externalUserId'>,
+    changes: Record<string, unknown>,
+    opts: { countryKey: string; sandbox: boolean },
+  ): Promise<'ok' | 'in_flight' | 'gone'> {
+    return this.dataSource.transaction(async (manager) => {
+      const [current] = await manager.query<{ info: Record<string, unknown> }[]>(
+        'SELECT info FROM applicants WHERE id = $1 FOR UPDATE',
+        [applicant.id],
+      );
+      if (!current) return 'gone';
+      const changed = Object.keys(changes).filter(
+        (key) => JSON.stringify(current.info[key]) !== JSON.stringify(changes[key]),
+      );
+      if (changed.includes(opts.countryKey) && (await this.inFlight(manager, applicant.id)))
+        return 'in_flight';
+      await manager.query(
+        `UPDATE applicants SET info = info || $2::jsonb, updated_at = now() WHERE id = $1`,
+        [applicant.id, JSON.stringify(changes)],
+      );
+      await manager.query(
+        `INSERT INTO field_claims (applicant_id, field, value)
+         SELECT $1, f.key, f.value FROM jsonb_each($2::jsonb) f
+         ON CONFLICT (applicant_id, field)
+         DO UPDATE SET value = excluded.value, claimed_by = 'partner', claimed_at = now()`,
+        [applicant.id, JSON.stringify(changes)],
+      );
+      await this.recordEvent(manager, applicant, 'applicant.updated', 'partner', {
+        fields: Object.keys(changes),
+      });
+      await appendToOutbox(manager, [
+        {
+          tenantId: applicant.productId,
+          eventType: VERIFICATION_EVENTS.APPLICANT_PERSONAL_INFO_CHANGED,
+          entityType: 'applicant',
+          entityId: applicant.id,
+          data: {
+            applicantId: applicant.id,
+            externalUserId: applicant.externalUserId,
+            changedFields: changed,
+            claimedFields: Object.keys(changes),
+            sandbox: opts.sandbox,
+            createdAtUtc: new Date().toISOString(),
+          },
+        },
+      ]);
+      return 'ok';
+    });
+  }
+
+  async recordEvent(
+    manager: EntityManager,
+    applicant: Pick<ApplicantRow, 'id' | 'productId'>,
+    eventType: string,
+    actorType: string,
+    data: Record<string, unknown> = {},
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
+       VALUES ($1, $2, $3, $4, $5::jsonb)`,
+      [applicant.id, applicant.productId, eventType, actorType, JSON.stringify(data)],
+    );
+  }
+
+  private async inFlight(manager: EntityManager, applicantId: string): Promise<boolean> {
+    const rows: unknown[] = await manager.query(IN_FLIGHT, [applicantId]);
+    return rows.length > 0;
+  }
+
+  steps(applicantId: string): Promise<StepRow[]> {
+    return this.dataSource.query<StepRow[]>(
+      `SELECT kind, review_status AS "reviewStatus", review_answer AS "reviewAnswer",
+              review_reject_type AS "reviewRejectType", updated_at AS "updatedAt"
+         FROM applicant_steps WHERE applicant_id = $1`,
+      [applicantId],
+    );
+  }
+
+  /** Partner-visible review events only, oldest first; `total` counts every match before the limit. */
+  async history(
+    applicantId: string,
+    filter: { since?: Date; limit: number; eventType?: string },
+  ): Promise<{ items: { at: Date; eventType: string; actorType: string }[]; total: number }> {
+    const types = filter.eventType ? [filter.eventType] : [...PARTNER_REVIEW_EVENTS];
+    const rows = await this.dataSource.query<
+      { at: Date; eventType: string; actorType: string; total: string }[]
+    >(
+      `SELECT at, event_type AS "eventType", actor_type AS "actorType", count(*) OVER () AS total
+         FROM review_events
+        WHERE applicant_id = $1 AND event_type = ANY($2::text[]) AND ($3::timestamptz IS NULL OR at >= $3)
+        ORDER BY at, id
+        LIMIT $4`,
+      [applicantId, types, filter.since ?? null, filter.limit],
+    );
+    return {
+      items: rows.map(({ at, eventType, actorType }) => ({ at, eventType, actorType })),
+      total: rows.length > 0 ? Number(rows[0].total) : 0,
+    };
+  }
+
+  /** UBO roll-up of a company: live rows only; a row with several roles counts once per role. */
+  async structure(applicantId: string): Promise<StructureRow> {
+    const [row] = await this.dataSource.query<Record<string, string | Date | null>[]>(
+      `SELECT count(*) AS total,
+              count(*) FILTER (WHERE u.roles ? 'ubo') AS ubos,
+              count(*) FILTER (WHERE u.roles ? 'director') AS directors,
+              count(*) FILTER (WHERE u.roles ? 'shareholder') AS shareholders,
+              count(*) FILTER (WHERE u.roles ? 'representative') AS representatives,
+              count(c.id) AS spawned,
+              count(*) FILTER (WHERE c.status = 'approved') AS completed,
+              count(*) FILTER (WHERE c.status = 'rejected') AS rejected,
+              count(*) FILTER (WHERE c.id IS NOT NULL AND c.status NOT IN ('approved', 'rejected')) AS pending,
+              max(c.reviewed_at) FILTER (WHERE c.status IN ('approved', 'rejected')) AS "lastChildCompletedAt"
+         FROM ubos u LEFT JOIN applicants c ON c.id = u.linked_applicant_id
+        WHERE u.parent_applicant_id = $1 AND NOT u.removed`,
+      [applicantId],
+    );
+    const n = (key: string) => Number(row[key] ?? 0);
+    return {
+      total: n('total'),
+      ubos: n('ubos'),
+      directors: n('directors'),
+      shareholders: n('shareholders'),
+      representatives: n('representatives'),
+      spawned: n('spawned'),
+      completed: n('completed'),
+      rejected: n('rejected'),
+      pending: n('pending'),
+      lastChildCompletedAt: (row.lastChildCompletedAt as Date | null) ?? null,
+    };
+  }
+}

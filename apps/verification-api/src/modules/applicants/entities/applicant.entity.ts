@@ -1,0 +1,88 @@
+import {
+  Check,
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryGeneratedColumn,
+  UpdateDateColumn,
+} from 'typeorm';
+
+/** An individual or company being verified; unique per (product, externalUserId). */
+@Entity({ name: 'applicants' })
+@Check('applicants_type_check', `"type" IN ('individual', 'company')`)
+@Check(
+  'applicants_status_check',
+  `"status" IN ('init', 'pending', 'in_review', 'awaiting_user', 'approved', 'rejected', 'expired', 'deactivated')`,
+)
+@Check('applicants_risk_level_check', `"risk_level" IN ('unknown', 'low', 'medium', 'high')`)
+// Leading external_user_id: serves both the tenant lookup and the "exists in another product" probe.
+@Index('applicants_external_user_product_key', ['externalUserId', 'productId'], { unique: true })
+@Index('applicants_level_idx', ['levelId'])
+@Index('applicants_parent_idx', ['parentApplicantId'])
+export class ApplicantEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column('uuid', { name: 'product_id' })
+  productId: string;
+
+  @Column('text', { name: 'external_user_id' })
+  externalUserId: string;
+
+  @Column('text')
+  type: 'individual' | 'company';
+
+  @Column('uuid', { name: 'level_id', nullable: true })
+  levelId: string | null;
+
+  @Column('text', { default: 'init' })
+  status: string;
+
+  @Column('text', { name: 'risk_level', default: 'unknown' })
+  riskLevel: string;
+
+  /** Identity fields under their level keys (incorporatedOn, legalAddress, registrationCountry...). */
+  @Column('jsonb', { default: () => `'{}'` })
+  info: Record<string, unknown>;
+
+  @Column('integer', { default: 0 })
+  attempt: number;
+
+  @Column('text', { name: 'review_answer', nullable: true })
+  reviewAnswer: string | null;
+
+  @Column('text', { name: 'review_reject_type', nullable: true })
+  reviewRejectType: string | null;
+
+  @Column('jsonb', { name: 'reject_labels', default: () => `'[]'` })
+  rejectLabels: string[];
+
+  @Column('text', { name: 'moderation_comment', nullable: true })
+  moderationComment: string | null;
+
+  @Column('timestamptz', { name: 'reviewed_at', nullable: true })
+  reviewedAt: Date | null;
+
+  /** Set on a child applicant spawned from a company's UBO row. */
+  @Column('uuid', { name: 'parent_applicant_id', nullable: true })
+  parentApplicantId: string | null;
+
+  @Column('boolean', { name: 'has_no_ubos', default: false })
+  hasNoUbos: boolean;
+
+  @Column('boolean', { name: 'has_no_shareholders', default: false })
+  hasNoShareholders: boolean;
+
+  @Column('boolean', { name: 'has_no_directors', default: false })
+  hasNoDirectors: boolean;
+
+  @Column('boolean', { name: 'has_no_representatives', default: false })
+  hasNoRepresentatives: boolean;
+
+  @CreateDateColumn({ type: 'timestamptz', name: 'created_at' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz', name: 'updated_at' })
+  updatedAt: Date;
+}

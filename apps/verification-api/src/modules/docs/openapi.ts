@@ -1,0 +1,387 @@
+import {
+  applicantCreateSchema,
+  companyInfoPatchSchema,
+  levelCreateSchema,
+  levelPatchSchema,
+  PARTNER_REVIEW_EVENTS,
+} from '@tessera/contracts';
+import { z } from 'zod';
+
+type Schema = Record<string, unknown>;
+
+const json = (schema: z.ZodType, io: 'input' | 'output' = 'input'): Schema =>
+  z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Schema;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const str = { type: 'string' };
+const strOrNull = { type: ['string', 'null'] };
+const ts = { type: 'string', format: 'date-time' };
+const tsOrNull = { type: ['string', 'null'], format: 'date-time' };
+const bool = { type: 'boolean' };
+const int = { type: 'integer' };
+const strings = { type: 'array', items: str };
+const obj = (properties: Record<string, unknown>) => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties),
+});
+
+const body = (schema: Schema) => ({ required: true, content: { 'application/json': { schema } } });
+const answer = (description: string, schema?: Schema) => ({
+  description,
+  ...(schema ? { content: { 'application/json': { schema } } } : {}),
+});
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/E${s}` }]));
+
+const externalUserId = { name: 'externalUserId', in: 'path', required: true, schema: str };
+const presentationQuery = [
+  { name: 'lang', in: 'query', schema: str, description: 'ISO-639 code; an invalid value is dropped.' },
+  { name: 'theme', in: 'query', schema: { type: 'string', enum: ['light', 'dark', 'system'] } },
+  ...['returnUrl', 'successUrl', 'errorUrl'].map((name) => ({
+    name,
+    in: 'query',
+    schema: { type: 'string', format: 'uri' },
+    description: 'Absolute http(s) URL; anything else is dropped silently.',
+  })),
+  { name: 'ttlDays', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 90, default: 7 } },
+];
+
+const partner = (op: Schema) => ({ security: [{ apiKey: [], apiSecret: [], environment: [] }], ...op });
+const operator = (op: Schema) => ({ tags: ['operator'], security: [{ operatorToken: [] }], ...op });
+
+/** The OpenAPI 3.1 document served at /docs; request schemas come from the same zod schemas that validate. */
+export function buildOpenApiDocument(publicBaseUrl: string): Schema {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Tessera verification API',
+      version: '1.0.0',
+      description:
+        'Partner API (/v1, X-Api-Key + X-Api-Secret + X-Environment) and operator API (/admin/v1, Bearer ADMIN_TOKEN). Every error is {message}.',
+    },
+    servers: [{ url: publicBaseUrl }],
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+        apiSecret: { type: 'apiKey', in: 'header', name: 'X-Api-Secret' },
+        environment: { type: 'apiKey', in: 'header', name: 'X-Environment' },
+        operatorToken: { type: 'http', scheme: 'bearer' },
+      },
+      responses: Object.fromEntries(
+        [
+          [400, 'Malformed request or missing required field'],
+          [401, 'Missing headers or no matching active key'],
+          [403, 'The applicant belongs to another product'],
+          [404, 'Not found for this product'],
+          [409, 'Conflict'],
+          [422, 'Semantically rejected'],
+          [429, 'Rate limited; see Retry-After'],
+        ].map(([status, description]) => [
+          `E${status}`,
+          { description, content: { 'application/json': { schema: ref('Error') } } },
+        ]),
+      ),
+      schemas: {
+        Error: obj({ message: str }),
+        LevelSummary: obj({
+          name: str,
+          applicantType: { type: 'string', enum: ['individual', 'company'] },
+          isActive: bool,
+          isDefault: bool,
+          requiredSteps: strings,
+        }),
+        LevelDetail: obj({
+          id: str,
+          name: str,
+          applicantType: { type: 'string', enum: ['individual', 'company'] },
+          isActive: bool,
+          isDefault: bool,
+          steps: { type: 'array', items: obj({ kind: str, optional: bool, config: { type: 'object' } }) },
+          attachedQuestionnaireId: strOrNull,
+          personalInfoFields: strings,
+          personalInfoRequiredFields: strings,
+          companyDataFields: strings,
+          companyRequiredFields: strings,
+          companyRequiredDocuments: strings,
+          companyDocumentsMinRequired: { type: ['integer', 'null'] },
+          companyLegalForms: strings,
+        }),
+        LevelCreate: json(levelCreateSchema),
+        LevelPatch: json(levelPatchSchema),
+        ApplicantCreate: json(applicantCreateSchema),
+        Applicant: obj({
+          id: str,
+          externalUserId: str,
+          type: { type: 'string', enum: ['individual', 'company'] },
+          verificationLevelName: strOrNull,
+          status: str,
+          riskLevel: str,
+          createdAtUtc: ts,
+          updatedAtUtc: ts,
+          lockedFields: strings,
+          info: { type: 'object' },
+        }),
+        CompanyInfoPatch: json(companyInfoPatchSchema),
+        CompanyInfo: obj({
+          externalUserId: str,
+          companyName: strOrNull,
+          registrationNumber: strOrNull,
+          legalForm: strOrNull,
+          incorporationDate: strOrNull,
+          registeredAddress: strOrNull,
+          country: strOrNull,
+          verificationLevelName: strOrNull,
+          status: str,
+          riskLevel: str,
+          createdAtUtc: ts,
+          updatedAtUtc: ts,
+        }),
+        CompanyStructure: obj({
+          externalUserId: str,
+          hasNoUbos: bool,
+          hasNoShareholders: bool,
+          hasNoDirectors: bool,
+          hasNoRepresentatives: bool,
+          counts: obj(
+            Object.fromEntries(
+              [
+                'total',
+                'ubos',
+                'directors',
+                'shareholders',
+                'representatives',
+                'spawned',
+                'completed',
+                'rejected',
+                'pending',
+              ].map((k) => [k, int]),
+            ),
+          ),
+          allChildrenComplete: bool,
+          lastChildCompletedAtUtc: tsOrNull,
+        }),
+        Session: obj({ url: str, shortCode: str, expiresAtUtc: ts, enrollmentId: str, levelName: str }),
+        Status: obj({
+          externalUserId: str,
+          applicantId: str,
+          levelName: strOrNull,
+          status: str,
+          reviewAnswer: strOrNull,
+          reviewRejectType: strOrNull,
+          rejectLabels: strings,
+          moderationComment: strOrNull,
+          riskLevel: str,
+          attempt: int,
+          createdAtUtc: ts,
+          reviewedAtUtc: tsOrNull,
+        }),
+        Steps: obj({
+          externalUserId: str,
+          levelId: strOrNull,
+          levelName: strOrNull,
+          steps: {
+            type: 'array',
+            items: obj({
+              kind: str,
+              optional: bool,
+              reviewAnswer: { type: ['string', 'null'], enum: ['GREEN', 'RED', null] },
+              reviewStatus: str,
+              reviewRejectType: { type: ['string', 'null'], enum: ['FINAL', 'RETRY', 'EXPIRED', null] },
+              lastUpdatedAtUtc: ts,
+            }),
+          },
+        }),
+        ReviewHistory: obj({
+          items: { type: 'array', items: obj({ atUtc: ts, eventType: str, actorType: str }) },
+          totalItems: int,
+        }),
+      },
+    },
+    paths: {
+      '/v1/levels': {
+        get: partner({
+          tags: ['levels'],
+          parameters: [
+            { name: 'type', in: 'query', schema: { type: 'string', enum: ['individual', 'company', 'all'] } },
+            { name: 'includeInactive', in: 'query', schema: { type: 'string', enum: ['true', 'false'] } },
+          ],
+          responses: {
+            200: answer(
+              'Levels',
+              obj({ items: { type: 'array', items: ref('LevelSummary') }, totalItems: int }),
+            ),
+            ...errors(400, 401, 429),
+          },
+        }),
+      },
+      '/v1/levels/{levelName}': {
+        get: partner({
+          tags: ['levels'],
+          parameters: [{ name: 'levelName', in: 'path', required: true, schema: str }],
+          responses: { 200: answer('Level detail', ref('LevelDetail')), ...errors(401, 404, 429) },
+        }),
+      },
+      '/v1/applicants': {
+        post: partner({
+          tags: ['applicants'],
+          requestBody: body(ref('ApplicantCreate')),
+          responses: {
+            201: answer('Created', ref('Applicant')),
+            200: answer('Already existed (idempotent on externalUserId)', ref('Applicant')),
+            ...errors(400, 401, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}': {
+        get: partner({
+          tags: ['applicants'],
+          parameters: [externalUserId],
+          responses: { 200: answer('Applicant', ref('Applicant')), ...errors(401, 403, 404, 429) },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/company-info': {
+        get: partner({
+          tags: ['company'],
+          parameters: [externalUserId],
+          responses: { 200: answer('Company info', ref('CompanyInfo')), ...errors(400, 401, 403, 404, 429) },
+        }),
+        patch: partner({
+          tags: ['company'],
+          parameters: [externalUserId],
+          requestBody: body(ref('CompanyInfoPatch')),
+          responses: {
+            200: answer('Company info after the change', ref('CompanyInfo')),
+            ...errors(400, 401, 403, 404, 409, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/company-structure': {
+        get: partner({
+          tags: ['company'],
+          parameters: [externalUserId],
+          responses: {
+            200: answer('Company structure', ref('CompanyStructure')),
+            ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/verification-sessions': {
+        post: partner({
+          tags: ['sessions'],
+          parameters: [
+            externalUserId,
+            { name: 'verificationLevelName', in: 'query', required: true, schema: str },
+            ...presentationQuery,
+          ],
+          responses: { 202: answer('Session link', ref('Session')), ...errors(400, 401, 403, 404, 422, 429) },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/verifications': {
+        post: partner({
+          tags: ['sessions'],
+          parameters: [externalUserId, ...presentationQuery],
+          responses: { 202: answer('Session link', ref('Session')), ...errors(400, 401, 403, 404, 422, 429) },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/status': {
+        get: partner({
+          tags: ['status'],
+          parameters: [externalUserId],
+          responses: { 200: answer('Status', ref('Status')), ...errors(401, 403, 404, 429) },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/steps': {
+        get: partner({
+          tags: ['status'],
+          parameters: [externalUserId],
+          responses: { 200: answer('Steps', ref('Steps')), ...errors(401, 403, 404, 429) },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/review-history': {
+        get: partner({
+          tags: ['status'],
+          parameters: [
+            externalUserId,
+            { name: 'since', in: 'query', schema: ts },
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+            },
+            { name: 'eventType', in: 'query', schema: { type: 'string', enum: [...PARTNER_REVIEW_EVENTS] } },
+          ],
+          responses: {
+            200: answer('Review history', ref('ReviewHistory')),
+            ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+      },
+      '/api/v1/sdk/links/{shortCode}': {
+        get: {
+          tags: ['sdk'],
+          parameters: [{ name: 'shortCode', in: 'path', required: true, schema: str }],
+          responses: {
+            200: answer(
+              'Signed SDK token for the link',
+              obj({
+                token: str,
+                expiresAtUtc: ts,
+                enrollmentId: str,
+                levelName: str,
+                presentation: { type: 'object' },
+              }),
+            ),
+            404: { $ref: '#/components/responses/E404' },
+            410: answer('Link expired', ref('Error')),
+          },
+        },
+      },
+      '/admin/v1/products': {
+        post: operator({
+          requestBody: body(obj({ name: str })),
+          responses: { 201: answer('Product', obj({ id: str, name: str })), ...errors(400, 401, 404, 429) },
+        }),
+      },
+      '/admin/v1/products/{productId}/keys': {
+        post: operator({
+          parameters: [{ name: 'productId', in: 'path', required: true, schema: str }],
+          requestBody: body(obj({ environment: { type: 'string', enum: ['production', 'sandbox'] } })),
+          responses: {
+            201: answer(
+              'Key; the secret is shown only here',
+              obj({ apiKey: str, apiSecret: str, environment: str }),
+            ),
+            ...errors(400, 401, 404, 429),
+          },
+        }),
+      },
+      '/admin/v1/keys/{apiKey}/deactivate': {
+        post: operator({
+          parameters: [{ name: 'apiKey', in: 'path', required: true, schema: str }],
+          responses: {
+            200: answer('Deactivated', obj({ apiKey: str, active: bool })),
+            ...errors(401, 404, 429),
+          },
+        }),
+      },
+      '/admin/v1/products/{productId}/levels': {
+        post: operator({
+          parameters: [{ name: 'productId', in: 'path', required: true, schema: str }],
+          requestBody: body(ref('LevelCreate')),
+          responses: { 201: answer('Level detail', ref('LevelDetail')), ...errors(400, 401, 404, 409, 429) },
+        }),
+      },
+      '/admin/v1/products/{productId}/levels/{levelName}': {
+        patch: operator({
+          parameters: [
+            { name: 'productId', in: 'path', required: true, schema: str },
+            { name: 'levelName', in: 'path', required: true, schema: str },
+          ],
+          requestBody: body(ref('LevelPatch')),
+          responses: { 200: answer('Level detail', ref('LevelDetail')), ...errors(400, 401, 404, 409, 429) },
+        }),
+      },
+    },
+  };
+}

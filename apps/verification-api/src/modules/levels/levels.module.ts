@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { LevelsController } from './levels.controller';
+import { LevelsRepository } from './levels.repository';
+import { LevelsService } from './levels.service';
+
+@Module({
+  imports: [AuthModule],
+  controllers: [LevelsController],
+  providers: [LevelsRepository, LevelsService],
+  exports: [LevelsService],
+})
+export class LevelsModule {}

@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { hashSecret, randomSecret, safeEqual, SecretBox } from '@tessera/auth';
+import { APP_CONFIG, notFound } from '@tessera/platform';
+import { randomBytes } from 'node:crypto';
+import type { Env } from '../../config/env';
+import { ProductsRepository } from './products.repository';
+
+export type Environment = 'production' | 'sandbox';
+
+export interface IssuedKey {
+  apiKey: string;
+  apiSecret: string;
+  environment: Environment;
+}
+
+/** The caller of a partner request, once its credential checked out. */
+export interface PartnerContext {
+  productId: string;
+  apiKey: string;
+  environment: Environment;
+}
+
+const KEY_PREFIX: Record<Environment, string> = { production: 'vk_live_', sandbox: 'vk_test_' };
+/** Hashed when a key is unknown, so an unknown key costs the same as a wrong secret. */
+const DUMMY_HASH = '0'.repeat(64);
+
+@Injectable()
+export class ProductsService {
+  private readonly pepper: Buffer;
+
+  constructor(
+    private readonly repository: ProductsRepository,
+    @Inject(APP_CONFIG) env: Env,
+  ) {
+    if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
+    this.pepper = SecretBox.pepper(env.SECRETS_MASTER_KEY, 'verification-api-secret');
+  }
+
+  createProduct(name: string) {
+    return this.repository.createProduct(name);
+  }
+
+  async assertProduct(productId: string): Promise<void> {
+    if (!(await this.repository.productExists(productId))) throw notFound('Product not found');
+  }
+
+  /** Mints a key pair; the secret is returned here once and only its keyed hash is kept. */
+  async issueKey(productId: string, environment: Environment): Promise<IssuedKey> {
+    await this.assertProduct(productId);
+    const apiKey = `${KEY_PREFIX[environment]}${randomBytes(12).toString('hex')}`;
+    const apiSecret = randomSecret();
+    await this.repository.insertKey({
+      apiKey,
+      productId,
+      environment,
+      secretHash: hashSecret(apiSecret, this.pepper),
+    });
+    return { apiKey, apiSecret, environment };
+  }
+
+  async deactivateKey(apiKey: string): Promise<void> {
+    if (!(await this.repository.deactivateKey(apiKey))) throw notFound('Key not found');
+  }
+
+  /** The caller's context, or undefined for an unknown/deactivated key, a wrong secret or another environment. */
+  async authenticate(
+    apiKey: string,
+    apiSecret: string,
+    environment: string,
+  ): Promise<PartnerContext | undefined> {
+    const key = apiKey.length <= 64 ? await this.repository.findKey(apiKey) : undefined;
+    const secretMatches = safeEqual(hashSecret(apiSecret, this.pepper), key?.secretHash ?? DUMMY_HASH);
+    if (!key || !secretMatches || !key.active || key.environment !== environment) return undefined;
+    return { productId: key.productId, apiKey: key.apiKey, environment: key.environment };
+  }
+}

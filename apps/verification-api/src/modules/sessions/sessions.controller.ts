@@ -1,0 +1,48 @@
+import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { parsePresentation, ttlDaysSchema } from '@tessera/contracts';
+import { z } from 'zod';
+import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
+import type { PartnerContext } from '../products/products.service';
+import { SessionsService } from './sessions.service';
+
+const sessionQuery = z.object({ ttlDays: ttlDaysSchema });
+
+@Controller('v1/applicants/:externalUserId')
+@UseGuards(PartnerAuthGuard)
+export class SessionsController {
+  constructor(private readonly sessions: SessionsService) {}
+
+  @Post('verification-sessions')
+  @HttpCode(202)
+  forLevel(
+    @Partner() partner: PartnerContext,
+    @Param('externalUserId') id: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const { ttlDays } = sessionQuery.parse(query);
+    const level = typeof query.verificationLevelName === 'string' ? query.verificationLevelName : undefined;
+    return this.sessions.forLevel(partner, id, level, parsePresentation(query), ttlDays);
+  }
+
+  @Post('verifications')
+  @HttpCode(202)
+  forCurrentLevel(
+    @Partner() partner: PartnerContext,
+    @Param('externalUserId') id: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    const { ttlDays } = sessionQuery.parse(query);
+    return this.sessions.forCurrentLevel(partner, id, parsePresentation(query), ttlDays);
+  }
+}
+
+/** Public: the hosted SDK page trades the short code of its URL for a signed session token. */
+@Controller('api/v1/sdk')
+export class SdkLinksController {
+  constructor(private readonly sessions: SessionsService) {}
+
+  @Get('links/:shortCode')
+  resolve(@Param('shortCode') shortCode: string) {
+    return this.sessions.resolveShortCode(shortCode);
+  }
+}

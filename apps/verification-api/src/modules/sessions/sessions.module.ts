@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { ApplicantsModule } from '../applicants/applicants.module';
+import { AuthModule } from '../auth/auth.module';
+import { LevelsModule } from '../levels/levels.module';
+import { SdkLinksController, SessionsController } from './sessions.controller';
+import { SessionsRepository } from './sessions.repository';
+import { SessionsService } from './sessions.service';
+
+@Module({
+  imports: [AuthModule, ApplicantsModule, LevelsModule],
+  controllers: [SessionsController, SdkLinksController],
+  providers: [SessionsRepository, SessionsService],
+  exports: [SessionsService],
+})
+export class SessionsModule {}

@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import type { PresentationParams } from '@tessera/contracts';
+import { DataSource } from 'typeorm';
+
+export interface EnrollmentRow {
+  id: string;
+  productId: string;
+  applicantId: string;
+  levelId: string;
+  levelName: string;
+  shortCode: string;
+  status: string;
+  presentation: PresentationParams;
+  expiresAt: Date;
+}
+
+@Injectable()
+export class SessionsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Opens an enrollment (moving the applicant to the level when it was on another one) and records
+   * `enrollment.created`, in one transaction.
+   */
+  async open(input: {
+    productId: string;
+    applicantId: string;
+    levelId: string;
+    shortCode: string;
+    presentation: PresentationParams;
+    ttlDays: number;
+  }): Promise<{ id: string; expiresAt: Date }> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(
+        `UPDATE applicants SET level_id = $2, updated_at = now()
+          WHERE id = $1 AND level_id IS DISTINCT FROM $2`,
+        [input.applicantId, input.levelId],
+      );
+      const [row] = await manager.query<{ id: string; expiresAt: Date }[]>(
+        `INSERT INTO enrollments (product_id, applicant_id, level_id, short_code, presentation, expires_at)
+         VALUES ($1, $2, $3, $4, $5::jsonb, now() + make_interval(days => $6::int))
+         RETURNING id, expires_at AS "expiresAt"`,
+        [
+          input.productId,
+          input.applicantId,
+          input.levelId,
+          input.shortCode,
+          JSON.stringify(input.presentation),
+          input.ttlDays,
+        ],
+      );
+      await manager.query(
+        `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
+         VALUES ($1, $2, 'enrollment.created', 'partner', $3::jsonb)`,
+        [
+          input.applicantId,
+          input.productId,
+          JSON.stringify({ enrollmentId: row.id, levelId: input.levelId }),
+        ],
+      );
+      return row;
+    });
+  }
+
+  async findByShortCode(shortCode: string): Promise<EnrollmentRow | undefined> {
+    const [row] = await this.dataSource.query<EnrollmentRow[]>(
+      `SELECT e.id, e.product_id AS "productId", e.applicant_id AS "applicantId", e.level_id AS "levelId",
+              l.name AS "levelName", e.short_code AS "shortCode", e.status, e.presentation,
+              e.expires_at AS "expiresAt"
+         FROM enrollments e JOIN levels l ON l.id = e.level_id
+        WHERE e.short_code = $1`,
+      [shortCode],
+    );
+    return row;
+  }
+}

@@ -1,0 +1,121 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SecretBox, signSdkToken, verifySdkToken } from '@tessera/auth';
+import type { PresentationParams } from '@tessera/contracts';
+import { AppException, APP_CONFIG, badRequest, notFound, unprocessable } from '@tessera/platform';
+import { randomBytes } from 'node:crypto';
+import type { Env } from '../../config/env';
+import { ApplicantsService } from '../applicants/applicants.service';
+import type { LevelEntity } from '../levels/entities/level.entity';
+import { LevelsService } from '../levels/levels.service';
+import type { PartnerContext } from '../products/products.service';
+import { SessionsRepository } from './sessions.repository';
+
+const SHORT_CODE = /^[A-Za-z0-9_-]{8,32}$/;
+
+@Injectable()
+export class SessionsService {
+  private readonly tokenKey: Buffer;
+  private readonly baseUrl: string;
+
+  constructor(
+    private readonly repository: SessionsRepository,
+    private readonly applicants: ApplicantsService,
+    private readonly levels: LevelsService,
+    @Inject(APP_CONFIG) env: Env,
+  ) {
+    if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
+    this.tokenKey = SecretBox.pepper(env.SECRETS_MASTER_KEY, 'verification-sdk-token');
+    this.baseUrl = env.PUBLIC_BASE_URL.replace(/\/+$/, '');
+  }
+
+  /** POST .../verification-sessions: a link for the named level (the applicant moves to it). */
+  async forLevel(
+    partner: PartnerContext,
+    externalUserId: string,
+    levelName: string | undefined,
+    presentation: PresentationParams,
+    ttlDays: number,
+  ) {
+    if (!levelName) throw badRequest('verificationLevelName is required');
+    const applicant = await this.applicants.resolve(partner, externalUserId);
+    const level = await this.levels.get(partner.productId, levelName);
+    if (!level.isActive) throw unprocessable(`Level ${level.name} is inactive`);
+    if (level.applicantType !== applicant.type) {
+      throw unprocessable(`Level ${level.name} is for ${level.applicantType} applicants`);
+    }
+    return this.mint(partner, applicant.id, level, presentation, ttlDays);
+  }
+
+  /** POST .../verifications: a link for the applicant's current level; 422 when it has no eligible one. */
+  async forCurrentLevel(
+    partner: PartnerContext,
+    externalUserId: string,
+    presentation: PresentationParams,
+    ttlDays: number,
+  ) {
+    const applicant = await this.applicants.resolve(partner, externalUserId);
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    if (!level) throw unprocessable('Applicant has no verification level');
+    if (!level.isActive) throw unprocessable(`Level ${level.name} is inactive`);
+    return this.mint(partner, applicant.id, level, presentation, ttlDays);
+  }
+
+  private async mint(
+    partner: PartnerContext,
+    applicantId: string,
+    level: LevelEntity,
+    presentation: PresentationParams,
+    ttlDays: number,
+  ) {
+    const shortCode = randomBytes(9).toString('base64url');
+    const enrollment = await this.repository.open({
+      productId: partner.productId,
+      applicantId,
+      levelId: level.id,
+      shortCode,
+      presentation,
+      ttlDays,
+    });
+    return {
+      url: `${this.baseUrl}/sdk/${shortCode}`,
+      shortCode,
+      expiresAtUtc: enrollment.expiresAt.toISOString(),
+      enrollmentId: enrollment.id,
+      levelName: level.name,
+    };
+  }
+
+  /** The hosted SDK's first call: a short code becomes a signed token valid until the enrollment expires. */
+  async resolveShortCode(shortCode: string) {
+    const enrollment = SHORT_CODE.test(shortCode)
+      ? await this.repository.findByShortCode(shortCode)
+      : undefined;
+    if (!enrollment) throw notFound('Link not found');
+    if (enrollment.expiresAt.getTime() <= Date.now() || enrollment.status === 'expired') {
+      throw new AppException(410, 'Link expired');
+    }
+    const token = signSdkToken(
+      {
+        sub: enrollment.id,
+        aid: enrollment.applicantId,
+        pid: enrollment.productId,
+        iat: Math.floor(Date.now() / 1000),
+        exp: Math.floor(enrollment.expiresAt.getTime() / 1000),
+      },
+      this.tokenKey,
+    );
+    return {
+      token,
+      expiresAtUtc: enrollment.expiresAt.toISOString(),
+      enrollmentId: enrollment.id,
+      levelName: enrollment.levelName,
+      presentation: enrollment.presentation,
+    };
+  }
+
+  /** For the SDK endpoints to come: the claims of a valid token, or undefined. */
+  verifyToken(token: string) {
+    const check = verifySdkToken(token, this.tokenKey);
+    return check.ok ? check.claims : undefined;
+  }
+}

@@ -1,0 +1,63 @@
+import { TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { type Credential, type Harness, startHarness } from './harness';
+
+let h: Harness;
+let key: Credential;
+let other: Credential;
+
+beforeAll(async () => {
+  h = await startHarness({ RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE: '5' });
+  ({ key } = await h.tenant('A'));
+  ({ key: other } = await h.tenant('B'));
+});
+afterAll(() => h?.close());
+
+describe('per-credential limit', () => {
+  it('answers 429 {message} with Retry-After past the limit; other credentials are unaffected', async () => {
+    for (let i = 0; i < 5; i++) await h.http().get('/v1/levels').set(h.auth(key)).expect(200);
+    const refused = await h.http().get('/v1/levels').set(h.auth(key)).expect(429);
+    expect(refused.body).toEqual({ message: 'Too many requests' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    await h.http().get('/v1/levels').set(h.auth(other)).expect(200);
+  });
+});
+
+describe('auth endpoints: 20 failed authentications per minute per IP', () => {
+  it('counts partner and operator authentication failures together; the 21st answers 429', async () => {
+    for (let i = 0; i < 15; i++) {
+      await h
+        .http()
+        .get('/v1/levels')
+        .set({ ...h.auth(other), 'x-api-secret': `wrong-${i}` })
+        .expect(401);
+    }
+    for (let i = 0; i < 5; i++) {
+      await h
+        .http()
+        .post('/admin/v1/products')
+        .set({ authorization: 'Bearer wrong-token-0000000' })
+        .expect(401);
+    }
+    const partner = await h.http().get('/v1/levels').set({ 'x-api-key': 'vk_live_x' }).expect(429);
+    expect(partner.body).toEqual({ message: 'Too many requests' });
+    expect(Number(partner.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const operator = await h
+      .http()
+      .post('/admin/v1/products')
+      .set({ authorization: 'Bearer wrong-token-0000000' })
+      .expect(429);
+    expect(operator.body).toEqual({ message: 'Too many requests' });
+    expect(operator.headers['retry-after']).toBeDefined();
+  });
+
+  it('a valid credential or operator token from that IP still gets through', async () => {
+    await h.http().get('/v1/levels').set(h.auth(other)).expect(200);
+    await h
+      .http()
+      .post('/admin/v1/products')
+      .set({ authorization: `Bearer ${TEST_ADMIN_TOKEN}` })
+      .send({ name: 'C' })
+      .expect(201);
+  });
+});

@@ -1,0 +1,263 @@
+import { z } from 'zod';
+
+/** Step kinds a level can list (contract "Step kinds" plus the configuration-only steps). */
+export const VERIFICATION_STEP_KINDS = [
+  'identity_doc',
+  'selfie',
+  'liveness',
+  'poa',
+  'questionnaire',
+  'company_docs',
+  'aml',
+  'adverse_media',
+  'personal_information',
+  'company_data',
+  'company_documents',
+] as const;
+
+export const LEVEL_NAME_PATTERN = /^[A-Z][A-Z0-9_]{1,40}$/;
+
+/** SDK baselines used when a level leaves its field list empty. */
+export const PERSONAL_INFO_BASELINE = [
+  'firstName',
+  'lastName',
+  'dateOfBirth',
+  'nationality',
+  'email',
+  'phone',
+];
+export const COMPANY_DATA_BASELINE = [
+  'companyName',
+  'registrationCountry',
+  'registrationNumber',
+  'legalAddress',
+  'email',
+  'phone',
+];
+
+/** Request name (POST /v1/applicants, PATCH company-info) -> level key. Other names are the same on both sides. */
+export const COMPANY_FIELD_TO_LEVEL_KEY: Record<string, string> = {
+  incorporationDate: 'incorporatedOn',
+  registeredAddress: 'legalAddress',
+  country: 'registrationCountry',
+};
+
+export const COMPANY_REQUEST_FIELDS = [
+  'companyName',
+  'registrationNumber',
+  'legalForm',
+  'incorporationDate',
+  'registeredAddress',
+  'country',
+  'email',
+  'phone',
+] as const;
+
+export const INDIVIDUAL_FIELDS = [
+  'firstName',
+  'lastName',
+  'middleName',
+  'dateOfBirth',
+  'nationality',
+  'country',
+  'email',
+  'phone',
+  'address',
+] as const;
+
+/** Review events a partner may read through review-history; every other event is administrative. */
+export const PARTNER_REVIEW_EVENTS = [
+  'applicant.created',
+  'applicant.updated',
+  'applicant.reset',
+  'applicant.blocklisted',
+  'applicant.blocklist_removed',
+  'applicant.sent_to_review',
+  'applicant.email_status_sent',
+  'applicant.monitoring_enabled',
+  'applicant.monitoring_disabled',
+  'applicant.verified',
+  'applicant.approved',
+  'applicant.rejected',
+  'applicant.deactivated',
+  'applicant.activated',
+  'enrollment.created',
+  'enrollment.submitted',
+  'enrollment.completed',
+  'enrollment.expired',
+  'aml.run',
+  'adverse_media.run',
+  'managed_compliance.decided',
+] as const;
+
+/** Partner webhook event types of the verification API (outbox `event_type`, entityType `applicant`). */
+export const VERIFICATION_EVENTS = {
+  APPLICANT_CREATED: 'applicantCreated',
+  APPLICANT_PENDING: 'applicantPending',
+  APPLICANT_REVIEWED: 'applicantReviewed',
+  APPLICANT_ON_HOLD: 'applicantOnHold',
+  APPLICANT_RESET: 'applicantReset',
+  APPLICANT_DEACTIVATED: 'applicantDeactivated',
+  APPLICANT_ACTIVATED: 'applicantActivated',
+  APPLICANT_PERSONAL_INFO_CHANGED: 'applicantPersonalInfoChanged',
+  COMPANY_CHILDREN_COMPLETED: 'companyChildrenCompleted',
+} as const;
+
+const required = () => ({ error: 'is required' });
+const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
+const optionalText = z.string().trim().min(1).max(500).optional();
+
+export const levelStepSchema = z.object({
+  kind: z.enum(VERIFICATION_STEP_KINDS),
+  optional: z.boolean().default(false),
+  config: z.record(z.string(), z.unknown()).default({}),
+});
+
+const fieldList = z.array(z.string().min(1).max(64)).max(64);
+
+const levelFields = {
+  name: z.string(required()).regex(LEVEL_NAME_PATTERN, 'must match ^[A-Z][A-Z0-9_]{1,40}$'),
+  applicantType: z.enum(['individual', 'company'], required()),
+  isActive: z.boolean(),
+  isDefault: z.boolean(),
+  steps: z.array(levelStepSchema).max(32),
+  attachedQuestionnaireId: z.string().min(1).max(200).nullable(),
+  personalInfoFields: fieldList,
+  personalInfoRequiredFields: fieldList,
+  companyDataFields: fieldList,
+  companyRequiredFields: fieldList,
+  companyRequiredDocuments: fieldList,
+  companyDocumentsMinRequired: z.number().int().min(0).max(100).nullable(),
+  companyLegalForms: fieldList,
+};
+
+/** Body of POST /admin/v1/products/{productId}/levels. */
+export const levelCreateSchema = z
+  .object({
+    ...levelFields,
+    isActive: levelFields.isActive.default(true),
+    isDefault: levelFields.isDefault.default(false),
+    steps: levelFields.steps.default([]),
+    attachedQuestionnaireId: levelFields.attachedQuestionnaireId.default(null),
+    personalInfoFields: fieldList.default([]),
+    personalInfoRequiredFields: fieldList.default([]),
+    companyDataFields: fieldList.default([]),
+    companyRequiredFields: fieldList.default([]),
+    companyRequiredDocuments: fieldList.default([]),
+    companyDocumentsMinRequired: levelFields.companyDocumentsMinRequired.default(null),
+    companyLegalForms: fieldList.default([]),
+  })
+  .strict();
+export type LevelCreateInput = z.infer<typeof levelCreateSchema>;
+
+/** Body of PATCH /admin/v1/products/{productId}/levels/{levelName}: any subset of the create body. */
+export const levelPatchSchema = z.object(levelFields).partial().strict();
+export type LevelPatchInput = z.infer<typeof levelPatchSchema>;
+
+/** Body of POST /v1/applicants. Unknown fields are ignored (the level decides what is kept). */
+export const applicantCreateSchema = z.object({
+  externalUserId: z.string(required()).trim().min(1, 'is required').max(200),
+  type: z.enum(['individual', 'company']).default('individual'),
+  verificationLevelName: z.string().min(1).max(64).optional(),
+  companyName: optionalText,
+  registrationNumber: optionalText,
+  legalForm: optionalText,
+  incorporationDate: isoDate.optional(),
+  registeredAddress: optionalText,
+  country: z.string().trim().min(2).max(3).optional(),
+  email: optionalText,
+  phone: optionalText,
+  firstName: optionalText,
+  lastName: optionalText,
+  middleName: optionalText,
+  dateOfBirth: isoDate.optional(),
+  nationality: z.string().trim().min(2).max(3).optional(),
+  address: optionalText,
+});
+export type ApplicantCreateInput = z.infer<typeof applicantCreateSchema>;
+
+/** Body of PATCH /v1/applicants/{externalUserId}/company-info. */
+export const companyInfoPatchSchema = z
+  .object({
+    companyName: optionalText,
+    registrationNumber: optionalText,
+    legalForm: optionalText,
+    incorporationDate: isoDate.optional(),
+    registeredAddress: optionalText,
+    country: z.string().trim().min(2).max(3).optional(),
+    email: optionalText,
+    phone: optionalText,
+  })
+  .strict();
+export type CompanyInfoPatchInput = z.infer<typeof companyInfoPatchSchema>;
+
+const booleanQuery = z
+  .enum(['true', 'false'], { error: 'must be true or false' })
+  .transform((v) => v === 'true');
+
+export const levelListQuerySchema = z.object({
+  type: z
+    .enum(['individual', 'company', 'all'], { error: 'must be individual, company or all' })
+    .default('all'),
+  includeInactive: booleanQuery.default(false),
+});
+
+export const reviewHistoryQuerySchema = z.object({
+  since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' }).optional(),
+  limit: z.coerce
+    .number({ error: 'must be an integer from 1 to 200' })
+    .int('must be an integer from 1 to 200')
+    .min(1, 'must be an integer from 1 to 200')
+    .max(200, 'must be an integer from 1 to 200')
+    .default(50),
+  eventType: z.enum(PARTNER_REVIEW_EVENTS, { error: 'is not a partner-visible event' }).optional(),
+});
+
+export const SESSION_TTL_DAYS = { default: 7, min: 1, max: 90 } as const;
+
+export const ttlDaysSchema = z.coerce
+  .number({ error: 'must be an integer from 1 to 90' })
+  .int('must be an integer from 1 to 90')
+  .min(SESSION_TTL_DAYS.min, 'must be an integer from 1 to 90')
+  .max(SESSION_TTL_DAYS.max, 'must be an integer from 1 to 90')
+  .default(SESSION_TTL_DAYS.default);
+
+export interface PresentationParams {
+  lang?: string;
+  theme?: 'light' | 'dark' | 'system';
+  returnUrl?: string;
+  successUrl?: string;
+  errorUrl?: string;
+}
+
+const LANG = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
+
+/** An absolute http(s) URL, or undefined: the one parser every redirect field goes through. */
+export function parseRedirectUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 2048) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  if (!url.hostname) return undefined;
+  return url.toString();
+}
+
+/**
+ * The shared presentation-parameter parser (query of verification-sessions / verifications, body of
+ * spawn-kyc / regenerate-link). Invalid values are dropped silently, never refused.
+ */
+export function parsePresentation(input: Record<string, unknown>): PresentationParams {
+  const out: PresentationParams = {};
+  const lang = typeof input.lang === 'string' ? input.lang.trim() : '';
+  if (LANG.test(lang)) out.lang = lang;
+  if (input.theme === 'light' || input.theme === 'dark' || input.theme === 'system') out.theme = input.theme;
+  for (const key of ['returnUrl', 'successUrl', 'errorUrl'] as const) {
+    const url = parseRedirectUrl(input[key]);
+    if (url) out[key] = url;
+  }
+  return out;
+}
