@@ -10,6 +10,7 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   assertJobCoverage,
   jobDefinition,
+  type JobDefinition,
   JobPayloadError,
   JOBS,
   type JobKey,
@@ -58,7 +59,7 @@ export class JobQueues implements OnModuleDestroy {
   }
 
   async add<K extends JobKey>(key: K, payload: JobPayload<K>, opts: JobsOptions = {}): Promise<void> {
-    const job = JOBS[key];
+    const job: JobDefinition = JOBS[key];
     const data = parseJobPayload(job, payload);
     await this.queue(job.queue).add(job.name, data, opts);
   }
@@ -67,7 +68,7 @@ export class JobQueues implements OnModuleDestroy {
     key: K,
     items: { payload: JobPayload<K>; jobId?: string }[],
   ): Promise<void> {
-    const job = JOBS[key];
+    const job: JobDefinition = JOBS[key];
     await this.queue(job.queue).addBulk(
       items.map((item) => ({
         name: job.name,
