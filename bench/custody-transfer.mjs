@@ -44,8 +44,8 @@ const BASELINE_PORT = 3903;
 const BTC = 'a0000000-0000-4000-8000-000000000001';
 
 const children = [];
-function start(script, env, readyUrl) {
-  const child = spawn(process.execPath, [script], {
+function start(script, env, readyUrl, flags = []) {
+  const child = spawn(process.execPath, [...flags, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -113,6 +113,8 @@ async function main() {
     `${root}apps/custody-api/dist/main.js`,
     { ...common, PORT: String(API_PORT), MIGRATE_ON_BOOT: 'true' },
     `http://127.0.0.1:${API_PORT}/health`,
+    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the API process there.
+    process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
   );
   const worker = await start(
     `${root}apps/custody-api/dist/worker.js`,

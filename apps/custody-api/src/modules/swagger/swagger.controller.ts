@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { getAbsoluteFSPath } = require('swagger-ui-dist') as { getAbsoluteFSPath: () => string };
+const getAbsoluteFSPath = require('swagger-ui-dist/absolute-path.js') as () => string;
 import { Access } from '../../common/caller';
 
 const ASSETS: Record<string, string> = {

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AdvanceEnqueuer } from './advance-enqueuer';
 import { ChainModule } from '../chain/chain.module';
 import { TransactionsProcessor } from './transactions.processor';
 import { TransactionsRepository } from './transactions.repository';
@@ -6,6 +7,6 @@ import { TransactionsRepository } from './transactions.repository';
 /** Worker role: the transaction state machine consumer. */
 @Module({
   imports: [ChainModule],
-  providers: [TransactionsRepository, TransactionsProcessor],
+  providers: [TransactionsRepository, TransactionsProcessor, AdvanceEnqueuer],
 })
 export class TransactionsProcessingModule {}

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AdvanceEnqueuer } from './advance-enqueuer';
 import { AddressBookModule } from '../address-book/address-book.module';
 import { AssetsModule } from '../assets/assets.module';
 import { ChainModule } from '../chain/chain.module';
@@ -11,6 +12,6 @@ import { TransactionsService } from './transactions.service';
 @Module({
   imports: [VaultsModule, AssetsModule, AddressBookModule, ChainModule],
   controllers: [TransactionsController],
-  providers: [TransactionsRepository, TransactionsService],
+  providers: [TransactionsRepository, TransactionsService, AdvanceEnqueuer],
 })
 export class TransactionsModule {}

@@ -4,7 +4,7 @@ import {
   type CustodyTransactionStatus,
   JOBS,
 } from '@tessera/contracts';
-import { JobQueues, ProcessJob } from '@tessera/platform';
+import { ProcessJob } from '@tessera/platform';
 import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
 import type { BalanceDelta } from '../ledger/ledger';
 import {
@@ -14,6 +14,7 @@ import {
   TERMINAL_STATUSES,
   type TransactionRecord,
 } from './transaction.record';
+import { AdvanceEnqueuer } from './advance-enqueuer';
 import { TransactionsRepository } from './transactions.repository';
 
 /** The ledger effect of entering a terminal state. */
@@ -44,7 +45,7 @@ export class TransactionsProcessor {
 
   constructor(
     private readonly repository: TransactionsRepository,
-    private readonly jobs: JobQueues,
+    private readonly enqueuer: AdvanceEnqueuer,
     @Inject(CHAIN_ADAPTER) private readonly chain: ChainAdapter,
   ) {}
 
@@ -92,14 +93,6 @@ export class TransactionsProcessor {
     if (!updated) return;
     this.logger.debug({ transactionId: updated.id, status }, 'transaction moved');
     if (terminal) return;
-    const delay =
-      status === 'Confirming'
-        ? this.chain.confirmationDelayMs(updated.assetConfirmations)
-        : this.chain.stepDelayMs();
-    await this.jobs.add(
-      'CUSTODY_TRANSACTION_ADVANCE',
-      { transactionId: updated.id, expectedStatus: status },
-      { delay, jobId: `adv-${updated.id}-${status}` },
-    );
+    await this.enqueuer.enqueue(updated.id, status, updated.assetConfirmations);
   }
 }

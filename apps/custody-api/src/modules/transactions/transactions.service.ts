@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { CUSTODY_TRANSACTION_STATUSES } from '@tessera/contracts';
-import { badRequest, forbidden, JobQueues, notFound } from '@tessera/platform';
+import { badRequest, forbidden, notFound } from '@tessera/platform';
 import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { parseAmount } from '../../common/amounts';
@@ -10,7 +10,6 @@ import { AddressBookService } from '../address-book/address-book.service';
 import { AssetsService } from '../assets/assets.service';
 import type { AssetEntity } from '../assets/entities/asset.entity';
 import { normalizeExternalAddress } from '../chain/addresses';
-import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
 import { InsufficientFundsError } from '../ledger/ledger';
 import type { WalletView } from '../vaults/vaults.repository';
 import { decodeCursor, encodeCursor, VaultsService } from '../vaults/vaults.service';
@@ -21,6 +20,7 @@ import {
   transactionDto,
   transactionFields,
 } from './transaction.record';
+import { AdvanceEnqueuer } from './advance-enqueuer';
 import { TransactionsRepository } from './transactions.repository';
 
 const amountField = z.string().trim().min(1).max(100);
@@ -73,8 +73,7 @@ export class TransactionsService {
     private readonly vaults: VaultsService,
     private readonly assets: AssetsService,
     private readonly addressBook: AddressBookService,
-    private readonly jobs: JobQueues,
-    @Inject(CHAIN_ADAPTER) private readonly chain: ChainAdapter,
+    private readonly enqueuer: AdvanceEnqueuer,
   ) {}
 
   private idempotencyKey(value: string | string[] | undefined): string {
@@ -307,11 +306,7 @@ export class TransactionsService {
       throw err;
     }
     if (!outcome.created) return this.storedOrMismatch(outcome.existing, claim!.requestHash);
-    await this.jobs.add(
-      'CUSTODY_TRANSACTION_ADVANCE',
-      { transactionId: record.id, expectedStatus: 'Submitted' },
-      { delay: this.chain.stepDelayMs(), jobId: `adv-${record.id}-Submitted` },
-    );
+    await this.enqueuer.enqueue(record.id, 'Submitted');
     return response;
   }
 
