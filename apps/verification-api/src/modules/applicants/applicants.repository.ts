@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PARTNER_REVIEW_EVENTS, VERIFICATION_EVENTS } from '@tessera/contracts';
 import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
+import { type PreparedQuery, preparedQuery } from '../../common/prepared';
 
 export interface ApplicantRow {
   id: string;
@@ -82,14 +83,19 @@ const IN_FLIGHT = `
 
 @Injectable()
 export class ApplicantsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly prepared: PreparedQuery;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.prepared = preparedQuery(dataSource);
+  }
 
   /**
    * The applicant with this externalUserId in the caller's product, else one of another product (the
    * caller then gets 403), else undefined. One index probe on (external_user_id, product_id).
    */
   async findForProduct(productId: string, externalUserId: string): Promise<ApplicantRow | undefined> {
-    const [row] = await this.dataSource.query<ApplicantRow[]>(
+    const [row] = await this.prepared<ApplicantRow>(
+      'verification_applicant_for_product',
       `${APPLICANT_SELECT} WHERE a.external_user_id = $1 ORDER BY (a.product_id = $2) DESC LIMIT 1`,
       [externalUserId, productId],
     );
@@ -108,7 +114,8 @@ export class ApplicantsRepository {
   async create(
     input: NewApplicant,
   ): Promise<{ created: true; id: string; createdAt: Date } | { created: false }> {
-    const rows = await this.dataSource.query<{ id: string; createdAt: Date }[]>(
+    const rows = await this.prepared<{ id: string; createdAt: Date }>(
+      'verification_applicant_create',
       `WITH ins AS (
          INSERT INTO applicants (product_id, external_user_id, type, level_id, info)
          VALUES ($1, $2, $3, $4, $5::jsonb)
