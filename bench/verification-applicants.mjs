@@ -200,7 +200,13 @@ async function main() {
       // The framework floor: no auth, no database (Nest + Fastify + platform hooks only).
       results.push(await run('GET /docs (no auth, no DB)', { url: `${api.url}/docs`, method: 'GET' }));
       // Auth guard + Redis rate limit + cached level: no database round trip.
-      results.push(await run('GET /v1/levels/BENCH_KYC (auth + Redis, cached)', { url: `${api.url}/v1/levels/BENCH_KYC`, method: 'GET', headers }));
+      results.push(
+        await run('GET /v1/levels/BENCH_KYC (auth + Redis, cached)', {
+          url: `${api.url}/v1/levels/BENCH_KYC`,
+          method: 'GET',
+          headers,
+        }),
+      );
     }
     const base = results[0].reqPerSec;
     console.log(`\nconnections=${args.connections} duration=${args.duration}s DB_POOL_SIZE=${POOL}`);
