@@ -73,6 +73,11 @@ function startChild(role, env) {
   const child = fork(fileURLToPath(import.meta.url), ['--role', role], {
     env: { ...process.env, BENCH_ENV: JSON.stringify(env) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the API process there.
+    execArgv:
+      process.env.BENCH_CPU_PROF && role === 'app'
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+        : [],
   });
   return new Promise((resolve, reject) => {
     child.once('message', (msg) => resolve({ child, url: msg.url }));
@@ -191,6 +196,18 @@ async function main() {
         headers,
       }),
     );
+    if (process.env.BENCH_FLOOR) {
+      // The framework floor: no auth, no database (Nest + Fastify + platform hooks only).
+      results.push(await run('GET /docs (no auth, no DB)', { url: `${api.url}/docs`, method: 'GET' }));
+      // Auth guard + Redis rate limit + cached level: no database round trip.
+      results.push(
+        await run('GET /v1/levels/BENCH_KYC (auth + Redis, cached)', {
+          url: `${api.url}/v1/levels/BENCH_KYC`,
+          method: 'GET',
+          headers,
+        }),
+      );
+    }
     const base = results[0].reqPerSec;
     console.log(`\nconnections=${args.connections} duration=${args.duration}s DB_POOL_SIZE=${POOL}`);
     console.table(
@@ -213,6 +230,7 @@ async function main() {
   }
 }
 
+if (args.role) process.on('SIGTERM', () => process.exit(0));
 if (args.role === 'app') await serveApp();
 else if (args.role === 'baseline') await serveBaseline();
 else await main();

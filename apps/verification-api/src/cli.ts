@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { runCli } from './cli/run';
 
-void runCli(process.argv.slice(2), process.env).then(
+void runCli(process.argv.slice(2)).then(
   ({ code, output }) => {
     (code === 0 ? process.stdout : process.stderr).write(`${JSON.stringify(output, null, 2)}\n`);
     process.exit(code);

@@ -69,12 +69,13 @@ const body = (opts: Record<string, string>): unknown => {
  */
 export async function runCli(
   argv: string[],
-  envVars: Record<string, string | undefined>,
+  /** The environment to read; the process environment (through loadEnv) when omitted. */
+  envVars?: Record<string, string | undefined>,
 ): Promise<{ code: number; output: unknown }> {
   const [command, ...rest] = argv;
   if (!command || command === 'help' || command === '--help')
     return { code: command ? 0 : 1, output: { usage: CLI_USAGE } };
-  const env = loadEnv(envVars);
+  const env = envVars ? loadEnv(envVars) : loadEnv();
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(env), { logger: ['error'] });
   try {
     const opts = options(rest);

@@ -8,6 +8,11 @@ export const envSchema = baseEnvSchema.extend({
   RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Failed authentications (partner or operator) per minute per client IP (contract: 20). */
   AUTH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20),
+  /**
+   * How long a replica keeps a credential or level row in memory (0 disables). A deactivation or level edit
+   * is immediate on the replica that made it and reaches the others within this time.
+   */
+  ROW_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60000).default(5000),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -13,7 +13,9 @@ export class Core1795222519808 implements MigrationInterface {
     await queryRunner.query(
       'CREATE TABLE "applicants" ("id" uuid NOT NULL DEFAULT gen_random_uuid(), "product_id" uuid NOT NULL, "external_user_id" text NOT NULL, "type" text NOT NULL, "level_id" uuid, "status" text NOT NULL DEFAULT \'init\', "risk_level" text NOT NULL DEFAULT \'unknown\', "info" jsonb NOT NULL DEFAULT \'{}\', "attempt" integer NOT NULL DEFAULT \'0\', "review_answer" text, "review_reject_type" text, "reject_labels" jsonb NOT NULL DEFAULT \'[]\', "moderation_comment" text, "reviewed_at" TIMESTAMP WITH TIME ZONE, "parent_applicant_id" uuid, "has_no_ubos" boolean NOT NULL DEFAULT false, "has_no_shareholders" boolean NOT NULL DEFAULT false, "has_no_directors" boolean NOT NULL DEFAULT false, "has_no_representatives" boolean NOT NULL DEFAULT false, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "updated_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), CONSTRAINT "applicants_risk_level_check" CHECK ("risk_level" IN (\'unknown\', \'low\', \'medium\', \'high\')), CONSTRAINT "applicants_status_check" CHECK ("status" IN (\'init\', \'pending\', \'in_review\', \'awaiting_user\', \'approved\', \'rejected\', \'expired\', \'deactivated\')), CONSTRAINT "applicants_type_check" CHECK ("type" IN (\'individual\', \'company\')), CONSTRAINT "PK_c02ec3c46124479ce758ca50943" PRIMARY KEY ("id"))',
     );
-    await queryRunner.query('CREATE INDEX "applicants_parent_idx" ON "applicants" ("parent_applicant_id") ');
+    await queryRunner.query(
+      'CREATE INDEX "applicants_parent_idx" ON "applicants" ("parent_applicant_id") WHERE "parent_applicant_id" IS NOT NULL',
+    );
     await queryRunner.query('CREATE INDEX "applicants_level_idx" ON "applicants" ("level_id") ');
     await queryRunner.query(
       'CREATE UNIQUE INDEX "applicants_external_user_product_key" ON "applicants" ("external_user_id", "product_id") ',

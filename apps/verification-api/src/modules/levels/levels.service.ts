@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   COMPANY_DATA_BASELINE,
   type LevelCreateInput,
   type LevelPatchInput,
   PERSONAL_INFO_BASELINE,
 } from '@tessera/contracts';
-import { badRequest, conflict, notFound } from '@tessera/platform';
+import { APP_CONFIG, badRequest, conflict, notFound } from '@tessera/platform';
+import { TtlCache } from '../../common/ttl-cache';
+import type { Env } from '../../config/env';
 import type { LevelEntity } from './entities/level.entity';
 import { LevelsRepository } from './levels.repository';
 
@@ -91,7 +93,28 @@ function assertConsistent(
 
 @Injectable()
 export class LevelsService {
-  constructor(private readonly repository: LevelsRepository) {}
+  /** product:<id>:name:<name> | product:<id>:default:<type> | id:<id> -> level (null = none). */
+  private readonly cache: TtlCache<LevelEntity | null>;
+
+  constructor(
+    private readonly repository: LevelsRepository,
+    @Inject(APP_CONFIG) env: Env,
+  ) {
+    this.cache = new TtlCache(env.ROW_CACHE_TTL_MS);
+  }
+
+  private async cached(key: string, load: () => Promise<LevelEntity | null>): Promise<LevelEntity | null> {
+    const hit = this.cache.get(key);
+    if (hit !== undefined) return hit;
+    const level = await load();
+    this.cache.set(key, level);
+    return level;
+  }
+
+  private invalidate(productId: string, levelId?: string): void {
+    this.cache.deletePrefix(`product:${productId}:`);
+    if (levelId) this.cache.delete(`id:${levelId}`);
+  }
 
   async list(productId: string, type: 'individual' | 'company' | 'all', includeInactive: boolean) {
     const levels = await this.repository.list(productId, type, includeInactive);
@@ -100,22 +123,27 @@ export class LevelsService {
 
   /** A level of the product; 404 whether it does not exist or belongs to another product. */
   async get(productId: string, name: string): Promise<LevelEntity> {
-    const level = await this.repository.findByName(productId, name);
+    const level = await this.cached(`product:${productId}:name:${name}`, () =>
+      this.repository.findByName(productId, name),
+    );
     if (!level) throw notFound('Level not found');
     return level;
   }
 
   findById(id: string) {
-    return this.repository.findById(id);
+    return this.cached(`id:${id}`, () => this.repository.findById(id));
   }
 
   findDefault(productId: string, type: 'individual' | 'company') {
-    return this.repository.findDefault(productId, type);
+    return this.cached(`product:${productId}:default:${type}`, () =>
+      this.repository.findDefault(productId, type),
+    );
   }
 
   async create(productId: string, input: LevelCreateInput): Promise<LevelDetail> {
     assertConsistent(input);
     const level = await this.repository.create(productId, input);
+    this.invalidate(productId);
     if (level === 'duplicate') throw conflict(`Level ${input.name} already exists`);
     return toLevelDetail(level);
   }
@@ -124,6 +152,7 @@ export class LevelsService {
     const level = await this.get(productId, name);
     assertConsistent({ ...toLevelDetail(level), ...patch } as LevelDetail);
     const updated = await this.repository.update(level, patch);
+    this.invalidate(productId, level.id);
     if (updated === 'referenced') throw conflict('Level is referenced by an applicant and cannot be renamed');
     if (updated === 'duplicate') throw conflict(`Level ${patch.name} already exists`);
     return toLevelDetail(updated);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { type PreparedQuery, preparedQuery } from '../../common/prepared';
 
 export interface ProductRow {
   id: string;
@@ -16,7 +17,11 @@ export interface ApiKeyRow {
 
 @Injectable()
 export class ProductsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly prepared: PreparedQuery;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.prepared = preparedQuery(dataSource);
+  }
 
   async createProduct(name: string): Promise<ProductRow> {
     const [row] = await this.dataSource.query<ProductRow[]>(
@@ -39,7 +44,8 @@ export class ProductsRepository {
   }
 
   async findKey(apiKey: string): Promise<ApiKeyRow | undefined> {
-    const [row] = await this.dataSource.query<ApiKeyRow[]>(
+    const [row] = await this.prepared<ApiKeyRow>(
+      'verification_find_key',
       `SELECT api_key AS "apiKey", product_id AS "productId", environment, secret_hash AS "secretHash", active
          FROM api_keys WHERE api_key = $1`,
       [apiKey],

@@ -3,7 +3,8 @@ import { hashSecret, randomSecret, safeEqual, SecretBox } from '@tessera/auth';
 import { APP_CONFIG, notFound } from '@tessera/platform';
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../config/env';
-import { ProductsRepository } from './products.repository';
+import { TtlCache } from '../../common/ttl-cache';
+import { type ApiKeyRow, ProductsRepository } from './products.repository';
 
 export type Environment = 'production' | 'sandbox';
 
@@ -27,6 +28,7 @@ const DUMMY_HASH = '0'.repeat(64);
 @Injectable()
 export class ProductsService {
   private readonly pepper: Buffer;
+  private readonly keys: TtlCache<ApiKeyRow>;
 
   constructor(
     private readonly repository: ProductsRepository,
@@ -34,6 +36,7 @@ export class ProductsService {
   ) {
     if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
     this.pepper = SecretBox.pepper(env.SECRETS_MASTER_KEY, 'verification-api-secret');
+    this.keys = new TtlCache(env.ROW_CACHE_TTL_MS);
   }
 
   createProduct(name: string) {
@@ -59,7 +62,9 @@ export class ProductsService {
   }
 
   async deactivateKey(apiKey: string): Promise<void> {
-    if (!(await this.repository.deactivateKey(apiKey))) throw notFound('Key not found');
+    const found = await this.repository.deactivateKey(apiKey);
+    this.keys.delete(apiKey);
+    if (!found) throw notFound('Key not found');
   }
 
   /** The caller's context, or undefined for an unknown/deactivated key, a wrong secret or another environment. */
@@ -68,9 +73,18 @@ export class ProductsService {
     apiSecret: string,
     environment: string,
   ): Promise<PartnerContext | undefined> {
-    const key = apiKey.length <= 64 ? await this.repository.findKey(apiKey) : undefined;
+    const key = apiKey.length <= 64 ? await this.findKey(apiKey) : undefined;
     const secretMatches = safeEqual(hashSecret(apiSecret, this.pepper), key?.secretHash ?? DUMMY_HASH);
     if (!key || !secretMatches || !key.active || key.environment !== environment) return undefined;
     return { productId: key.productId, apiKey: key.apiKey, environment: key.environment };
+  }
+
+  /** Known keys are cached briefly (only keys that exist; unknown ones always hit the database). */
+  private async findKey(apiKey: string): Promise<ApiKeyRow | undefined> {
+    const cached = this.keys.get(apiKey);
+    if (cached) return cached;
+    const row = await this.repository.findKey(apiKey);
+    if (row) this.keys.set(apiKey, row);
+    return row;
   }
 }

@@ -19,7 +19,7 @@ import {
 // Leading external_user_id: serves both the tenant lookup and the "exists in another product" probe.
 @Index('applicants_external_user_product_key', ['externalUserId', 'productId'], { unique: true })
 @Index('applicants_level_idx', ['levelId'])
-@Index('applicants_parent_idx', ['parentApplicantId'])
+@Index('applicants_parent_idx', ['parentApplicantId'], { where: '"parent_applicant_id" IS NOT NULL' })
 export class ApplicantEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
