@@ -10,6 +10,7 @@ import { SwaggerDocsModule } from './modules/swagger/swagger.module';
 import { TenantsModule } from './modules/tenants/tenants.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
 import { VaultsModule } from './modules/vaults/vaults.module';
+import { webhooksModule } from './modules/webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -29,6 +30,7 @@ export class AppModule {
         TenantsModule,
         AssetsModule,
         VaultsModule,
+        webhooksModule(),
         AddressBookModule,
         TransactionsModule,
         SwaggerDocsModule,

@@ -109,16 +109,14 @@ export async function createKey(
 /** A client that signs every request exactly like the SDK will (libs/auth signRequest). */
 export function client(app: NestFastifyApplication, key: KeyPair) {
   const send = (
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     body?: unknown,
     headers: Record<string, string> = {},
   ) => {
     const raw = body === undefined ? '' : JSON.stringify(body);
     const signed = signRequest(key.apiKey, key.apiSecret, { method, pathWithQuery: path, body: raw });
-    let req = request(app.getHttpServer())[method === 'GET' ? 'get' : method === 'POST' ? 'post' : 'delete'](
-      path,
-    );
+    let req = request(app.getHttpServer())[method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'](path);
     for (const [k, v] of Object.entries({ ...signed, ...headers })) req = req.set(k, v);
     if (body !== undefined) req = req.set('content-type', 'application/json').send(raw);
     return req;
@@ -127,6 +125,7 @@ export function client(app: NestFastifyApplication, key: KeyPair) {
     get: (path: string, headers?: Record<string, string>) => send('GET', path, undefined, headers),
     post: (path: string, body?: unknown, headers?: Record<string, string>) =>
       send('POST', path, body, headers),
+    put: (path: string, body?: unknown, headers?: Record<string, string>) => send('PUT', path, body, headers),
     delete: (path: string, headers?: Record<string, string>) => send('DELETE', path, undefined, headers),
   };
 }

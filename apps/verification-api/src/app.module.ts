@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { OutboxRelayModule, PlatformModule, type PlatformOptions } from '@tessera/platform';
 import type { Env } from './config/env';
+import { webhooksModule } from './modules/webhooks/webhooks.module';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
 import { AdminModule } from './modules/admin/admin.module';
@@ -27,6 +28,7 @@ export class AppModule {
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+        webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
         OutboxRelayModule.forRoot({ source: 'verification', enabled: env.OUTBOX_RELAY_ENABLED }),

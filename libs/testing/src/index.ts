@@ -6,3 +6,4 @@ export * from './redis';
 export * from './tcp-proxy';
 export * from './service-checks';
 export * from './service-suite';
+export * from './dispatcher-process';

@@ -12,6 +12,7 @@ import {
   Put,
   Query,
   Req,
+  type ModuleMetadata,
   type Type,
   UseGuards,
   applyDecorators,
@@ -45,6 +46,8 @@ export interface WebhookApiOptions {
   /** Extra decorators per access kind, e.g. the app's scope metadata (`webhooks:read` / `webhooks:write`). */
   read?: MethodDecorator[];
   write?: MethodDecorator[];
+  /** Modules the guards need (e.g. the app's auth module). */
+  imports?: ModuleMetadata['imports'];
   /** RPC timeout towards webhook-dispatcher (default 10 s: a test delivery may wait for a 5 s attempt). */
   timeoutMs?: number;
 }
@@ -186,6 +189,7 @@ export class WebhookApiModule {
   static forRoot(options: WebhookApiOptions): DynamicModule {
     return {
       module: WebhookApiModule,
+      imports: options.imports ?? [],
       controllers: [controllerFor(options)],
       providers: [
         { provide: WEBHOOK_API_OPTIONS, useValue: options },
