@@ -195,13 +195,11 @@ const events = Array.from({ length: N }, (_, i) => event(i));
 const t0 = performance.timeOrigin + performance.now();
 for (let i = 0; i < N; i += 1000) {
   await queue.addBulk(
-    events
-      .slice(i, i + 1000)
-      .map((e) => ({
-        name: contracts.JOBS.WEBHOOK_EVENT.name,
-        data: e,
-        opts: { jobId: e.eventId, removeOnComplete: true },
-      })),
+    events.slice(i, i + 1000).map((e) => ({
+      name: contracts.JOBS.WEBHOOK_EVENT.name,
+      data: e,
+      opts: { jobId: e.eventId, removeOnComplete: true },
+    })),
   );
 }
 const tEnqueued = performance.timeOrigin + performance.now();

@@ -128,11 +128,20 @@ it('delivers every event at least once across a kill -9 of the dispatcher', asyn
 
     const db = new Client({ connectionString: env.env.DATABASE_URL });
     await db.connect();
-    const rows = await db.query(
-      `SELECT status, count(*)::int AS n FROM webhooks.webhook_deliveries GROUP BY status ORDER BY status`,
-    );
+    // The receiver can see a request a moment before the dispatcher records its outcome: wait for the rows.
+    const statusCounts = () =>
+      db
+        .query(
+          `SELECT status, count(*)::int AS n FROM webhooks.webhook_deliveries GROUP BY status ORDER BY status`,
+        )
+        .then((r) => r.rows as { status: string; n: number }[]);
+    const rows = await waitFor(
+      statusCounts,
+      (r) => r.length === 1 && r[0].status === 'delivered',
+      60_000,
+    ).catch(() => statusCounts());
     await db.end();
-    expect(rows.rows).toEqual([{ status: 'delivered', n: TOTAL }]);
+    expect(rows).toEqual([{ status: 'delivered', n: TOTAL }]);
     const duplicates = receiver.at('/crash').length - TOTAL;
     // At-least-once: a few may repeat (in flight at the kill), none is missing.
     process.stdout.write(
