@@ -6,12 +6,10 @@
 // Needs Postgres and Redis as in the test setup (TEST_POSTGRES_URL, TEST_REDIS_URL). The dispatcher runs
 // as its own process (apps/webhook-dispatcher/dist/main.js); the receiver, the producer (appendToOutbox +
 // OutboxRelay) and this script share the bench process.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -51,44 +49,19 @@ const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // --- HTTPS receiver -------------------------------------------------------------------------------
-const certDir = mkdtempSync(join(tmpdir(), 'bench-cert-'));
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-sha256',
-    '-days',
-    '1',
-    '-keyout',
-    join(certDir, 'key.pem'),
-    '-out',
-    join(certDir, 'cert.pem'),
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-  ],
-  { stdio: 'ignore' },
-);
+const certificate = require('@tessera/testing').makeCertificate();
 const arrivals = new Map(); // webhook-id -> first arrival (ms)
 let received = 0;
-const server = createServer(
-  { key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) },
-  (req, res) => {
-    req.resume();
-    req.on('end', () => {
-      received++;
-      const id = req.headers['webhook-id'];
-      if (!arrivals.has(id)) arrivals.set(id, performance.timeOrigin + performance.now());
-      res.writeHead(200);
-      res.end();
-    });
-  },
-);
+const server = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
+  req.resume();
+  req.on('end', () => {
+    received++;
+    const id = req.headers['webhook-id'];
+    if (!arrivals.has(id)) arrivals.set(id, performance.timeOrigin + performance.now());
+    res.writeHead(200);
+    res.end();
+  });
+});
 server.keepAliveTimeout = 60_000;
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const port = server.address().port;
@@ -131,7 +104,7 @@ const dispatcher = spawn(process.execPath, [join(root, 'apps/webhook-dispatcher/
     LOG_REQUESTS: 'false',
     SECRETS_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
     WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
-    WEBHOOK_CA_FILE: join(certDir, 'cert.pem'),
+    WEBHOOK_CA_FILE: certificate.certFile,
     WEBHOOK_CONCURRENCY: args.concurrency,
     DB_POOL_SIZE: '30',
   },

@@ -7,3 +7,4 @@ export * from './tcp-proxy';
 export * from './service-checks';
 export * from './service-suite';
 export * from './dispatcher-process';
+export * from './certificate';

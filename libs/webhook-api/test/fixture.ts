@@ -1,10 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   type CanActivate,
   type DynamicModule,
@@ -14,6 +10,7 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { baseEnvSchema, loadConfig, PlatformModule } from '@tessera/platform';
+import { makeCertificate } from '@tessera/testing';
 import type { FastifyRequest } from 'fastify';
 import { WebhookApiModule } from '../src';
 
@@ -69,49 +66,22 @@ export async function startReceiver(): Promise<{
   status: Map<string, number>;
   stop: () => Promise<void>;
 }> {
-  const dir = mkdtempSync(join(tmpdir(), 'webhook-api-cert-'));
-  const keyFile = join(dir, 'key.pem');
-  const certFile = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-sha256',
-      '-days',
-      '1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
+  const { key, cert, certFile } = makeCertificate();
   const requests: Received[] = [];
   const status = new Map<string, number>();
-  const server: Server = createServer(
-    { key: readFileSync(keyFile), cert: readFileSync(certFile) },
-    (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        requests.push({
-          path: req.url ?? '/',
-          headers: req.headers,
-          rawBody: Buffer.concat(chunks).toString('utf8'),
-        });
-        res.writeHead(status.get(req.url ?? '/') ?? 200);
-        res.end('ok');
+  const server: Server = createServer({ key, cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      requests.push({
+        path: req.url ?? '/',
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks).toString('utf8'),
       });
-    },
-  );
+      res.writeHead(status.get(req.url ?? '/') ?? 200);
+      res.end('ok');
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {

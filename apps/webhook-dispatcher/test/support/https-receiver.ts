@@ -1,46 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { makeCertificate as makeTestCertificate, type TestCertificate } from '@tessera/testing';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export interface TestCertificate {
-  certFile: string;
-  key: Buffer;
-  cert: Buffer;
-}
-
-/** A self-signed certificate for receiver.test, flaky.test and 127.0.0.1, made with openssl at test time. */
-export function makeCertificate(): TestCertificate {
-  const dir = mkdtempSync(join(tmpdir(), 'webhook-cert-'));
-  const keyFile = join(dir, 'key.pem');
-  const certFile = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-sha256',
-      '-days',
-      '1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-subj',
-      '/CN=receiver.test',
-      '-addext',
-      'subjectAltName=DNS:receiver.test,DNS:flaky.test,IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  return { certFile, key: readFileSync(keyFile), cert: readFileSync(certFile) };
-}
+/** The certificate covers receiver.test, flaky.test and 127.0.0.1. */
+export const makeCertificate = (): TestCertificate => makeTestCertificate(['receiver.test', 'flaky.test']);
 
 export interface ReceivedRequest {
   path: string;
