@@ -112,8 +112,24 @@ export class HttpSender {
     return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
   }
 
-  async close(): Promise<void> {
-    await Promise.all([...this.agents.values()].map((a) => a.close().catch(() => undefined)));
+  /** Lets in-flight attempts finish for a short grace period, then cuts what is left (bounded shutdown). */
+  async close(graceMs = 2000): Promise<void> {
+    const agents = [...this.agents.values()];
     this.agents.clear();
+    await Promise.all(
+      agents.map(async (agent) => {
+        let timer: NodeJS.Timeout | undefined;
+        const graceful = agent.close().then(
+          () => true,
+          () => true,
+        );
+        const late = new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), graceMs);
+        });
+        const closed = await Promise.race([graceful, late]);
+        clearTimeout(timer);
+        if (!closed) await agent.destroy().catch(() => undefined);
+      }),
+    );
   }
 }
