@@ -55,6 +55,22 @@ const walletEvent = () => {
 };
 
 describe('outbox relay', () => {
+  it('wakes on a plain INSERT into the outbox too (the table trigger, not the helper, notifies)', async () => {
+    const event = walletEvent();
+    const committedAt = Date.now();
+    await producerDb.query(
+      `INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
+       VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, now())`,
+      [event.tenantId, event.eventType, event.entityType, event.entityId, JSON.stringify(event.data)],
+    );
+    const reqs = await waitFor(
+      () => receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId)),
+      (r) => r.length === 1,
+      5000,
+    );
+    expect(reqs[0]!.at - committedAt).toBeLessThan(2000);
+  });
+
   it('relays a committed outbox row at commit (NOTIFY), long before the backstop poll', async () => {
     const event = walletEvent();
     const committedAt = await producerDb.transaction(async (manager) => {

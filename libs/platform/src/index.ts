@@ -16,3 +16,4 @@ export * from './main';
 export * from './outbox';
 export * from './outbox.entity';
 export * from './outbox-relay';
+export * from './outbox-notify.migration';

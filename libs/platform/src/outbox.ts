@@ -11,7 +11,10 @@ export interface OutboxEvent {
   occurredAt?: Date;
 }
 
-/** The LISTEN/NOTIFY channel on which a schema's outbox announces new rows (delivered at commit). */
+/**
+ * The LISTEN/NOTIFY channel on which a schema's outbox announces new rows (delivered at commit).
+ * Must match the trigger in OutboxNotifyTrigger: `tessera_outbox_` + the table's schema.
+ */
 export function outboxChannel(schema: string): string {
   return `tessera_outbox_${schema}`;
 }
@@ -27,11 +30,7 @@ export async function appendToOutbox(manager: EntityManager, events: OutboxEvent
     data: event.data,
     occurredAt: event.occurredAt ?? new Date(),
   }));
-  if (rows.length > 0) {
-    await manager.insert(OutboxEventEntity, rows as never);
-    // Wakes the relay when (and only if) this transaction commits; repeats within one transaction fold into one.
-    const schema = (manager.connection.options as { schema?: string }).schema ?? 'public';
-    await manager.query('SELECT pg_notify($1, $2)', [outboxChannel(schema), '']);
-  }
+  // The outbox table's trigger (OutboxNotifyTrigger) wakes the relay when this transaction commits.
+  if (rows.length > 0) await manager.insert(OutboxEventEntity, rows as never);
   return rows.map((r) => r.id);
 }

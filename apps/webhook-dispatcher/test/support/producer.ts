@@ -4,6 +4,7 @@ import {
   loadConfig,
   migrateServiceSchema,
   OutboxEventEntity,
+  OutboxNotifyTrigger1795230000000,
   OutboxRelayModule,
   PlatformModule,
 } from '@tessera/platform';
@@ -29,7 +30,7 @@ export class ProducerInit1700000000001 implements MigrationInterface {
 const producerDatabase = {
   schema: 'producer',
   entities: [OutboxEventEntity],
-  migrations: [ProducerInit1700000000001],
+  migrations: [ProducerInit1700000000001, OutboxNotifyTrigger1795230000000],
 };
 
 export const producerMigrator: SchemaMigrator = {

@@ -1,5 +1,6 @@
+import { OutboxNotifyTrigger1795230000000 } from '@tessera/platform';
 import { Init1795220342744 } from './1795220342744-Init';
 import { CustodyCore1795222478689 } from './1795222478689-CustodyCore';
 
 /** Every migration of schema "custody", oldest first. */
-export const migrations = [Init1795220342744, CustodyCore1795222478689];
+export const migrations = [Init1795220342744, CustodyCore1795222478689, OutboxNotifyTrigger1795230000000];

@@ -1,0 +1,28 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Makes every insert into a schema's `outbox` table wake that schema's outbox relay: a statement-level trigger
+ * calls pg_notify on `tessera_outbox_<schema>` (see `outboxChannel`), which Postgres delivers at commit.
+ * Living in the table rather than in `appendToOutbox` means producers that write outbox rows inside a larger
+ * single statement (the custody transfer and verification create hot paths) wake the relay too.
+ * Each producing service lists this migration after the one that creates its outbox table.
+ */
+export class OutboxNotifyTrigger1795230000000 implements MigrationInterface {
+  name = 'OutboxNotifyTrigger1795230000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE OR REPLACE FUNCTION outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('tessera_outbox_' || TG_TABLE_SCHEMA, '');
+        RETURN NULL;
+      END $$`);
+    await q.query(
+      'CREATE TRIGGER outbox_notify AFTER INSERT ON outbox FOR EACH STATEMENT EXECUTE FUNCTION outbox_notify()',
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query('DROP TRIGGER IF EXISTS outbox_notify ON outbox');
+    await q.query('DROP FUNCTION IF EXISTS outbox_notify()');
+  }
+}
