@@ -77,7 +77,7 @@ describe('concurrency', () => {
       [w.walletId],
     );
     expect(ledger).toEqual({ available: '0', locked: '100000000' });
-  });
+  }, 60_000);
 
   it('50 concurrent requests with one Idempotency-Key: one transaction, one response', async () => {
     const a = await creditedWallet('5');
@@ -103,5 +103,77 @@ describe('concurrency', () => {
     );
     expect(created).toHaveLength(1);
     expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ total: '4.7' });
+  });
+
+  it('300 concurrent transfers in every direction among 5 wallets: no overdraft, ledger = balances, value conserved', async () => {
+    const wallets: string[] = [];
+    for (let i = 0; i < 5; i++) wallets.push((await creditedWallet('0.5')).walletId);
+    let seed = 7;
+    const next = () => (seed = (seed * 48271) % 2147483647);
+    const results = await Promise.all(
+      Array.from({ length: 300 }, () => {
+        const s = next() % 5;
+        const d = (s + 1 + (next() % 4)) % 5;
+        return api.post(
+          '/transactions/transfer',
+          { sourceWalletId: wallets[s], destinationWalletId: wallets[d], amount: '0.1' },
+          { 'idempotency-key': newIdempotencyKey() },
+        );
+      }),
+    );
+    const created = results.filter((r) => r.status === 201).length;
+    expect(results.every((r) => r.status === 201 || r.status === 400)).toBe(true);
+    expect(created).toBeGreaterThan(0);
+    const [check] = await sql<{ n: number; mismatches: number; negative: number; total: string }>(
+      h,
+      `SELECT (SELECT count(*)::int FROM transactions WHERE type = 'InternalTransfer' AND source_wallet_id = ANY($1::uuid[])) AS n,
+              (SELECT count(*)::int FROM balances b
+                 JOIN (SELECT wallet_id, sum(total_delta) t, sum(available_delta) a, sum(locked_delta) l
+                       FROM ledger_entries GROUP BY wallet_id) e ON e.wallet_id = b.wallet_id
+                 WHERE b.wallet_id = ANY($1::uuid[]) AND (b.total <> e.t OR b.available <> e.a OR b.locked <> e.l)) AS mismatches,
+              (SELECT count(*)::int FROM balances WHERE available < 0) AS negative,
+              (SELECT sum(total)::text FROM balances WHERE wallet_id = ANY($1::uuid[])) AS total`,
+      [wallets],
+    );
+    expect(check).toEqual({ n: created, mismatches: 0, negative: 0, total: '250000000' });
+    const [events] = await sql<{ n: number }>(
+      h,
+      `SELECT count(*)::int AS n FROM outbox WHERE event_type = 'transaction.created'
+         AND entity_id IN (SELECT id::text FROM transactions WHERE source_wallet_id = ANY($1::uuid[]))`,
+      [wallets],
+    );
+    expect(events.n).toBe(created);
+  }, 60_000);
+
+  it('one Idempotency-Key sent at once with two different bodies: one transaction, the other body gets 400', async () => {
+    const a = await creditedWallet('5');
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    const key = newIdempotencyKey();
+    const bodies = [
+      { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.1' },
+      { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.2' },
+    ];
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        api.post('/transactions/transfer', bodies[i % 2], { 'idempotency-key': key }),
+      ),
+    );
+    const won = results.find((r) => r.status === 201)!;
+    const winner = won.body.amount;
+    for (const [i, r] of results.entries()) {
+      if (bodies[i % 2]!.amount === winner) {
+        expect(r.status).toBe(201);
+        expect(r.body.transactionId).toBe(won.body.transactionId);
+      } else {
+        expect(r.status).toBe(400);
+        expect(r.body.errors).toHaveProperty('Idempotency-Key');
+      }
+    }
+    const [count] = await sql<{ n: number }>(
+      h,
+      'SELECT count(*)::int AS n FROM transactions WHERE source_wallet_id = $1',
+      [a.walletId],
+    );
+    expect(count.n).toBe(1);
   });
 });

@@ -5,6 +5,7 @@ import { AssetsModule } from '../assets/assets.module';
 import { ChainModule } from '../chain/chain.module';
 import { VaultsModule } from '../vaults/vaults.module';
 import { TransactionsController } from './transactions.controller';
+import { TransactionWriter } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
 import { TransactionsService } from './transactions.service';
 
@@ -12,6 +13,6 @@ import { TransactionsService } from './transactions.service';
 @Module({
   imports: [VaultsModule, AssetsModule, AddressBookModule, ChainModule],
   controllers: [TransactionsController],
-  providers: [TransactionsRepository, TransactionsService, AdvanceEnqueuer],
+  providers: [TransactionsRepository, TransactionWriter, TransactionsService, AdvanceEnqueuer],
 })
 export class TransactionsModule {}

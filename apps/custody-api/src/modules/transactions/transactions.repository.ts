@@ -4,23 +4,8 @@ import type { CustodyTransactionStatus } from '@tessera/contracts';
 import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../../common/caller';
-import { randomUUID } from 'node:crypto';
-import { applyBalanceDeltas, type BalanceDelta, InsufficientFundsError, rowsOf } from '../ledger/ledger';
+import { applyBalanceDeltas, type BalanceDelta, rowsOf } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
-
-export interface IdempotencyClaim {
-  endpoint: string;
-  key: string;
-  requestHash: string;
-}
-
-export interface StoredResponse {
-  requestHash: string;
-  statusCode: number;
-  response: Record<string, unknown>;
-}
-
-export type CreateOutcome = { created: true } | { created: false; existing: StoredResponse };
 
 export interface TransactionFilters {
   take: number;
@@ -46,149 +31,9 @@ const RECORD_SELECT = `
   JOIN "vaults" v ON v."id" = t."vault_id"
   JOIN "assets" a ON a."id" = t."asset_id"`;
 
-const IDEMPOTENCY_TTL = `interval '24 hours'`;
-const CHECK_VIOLATION = '23514';
-const DEADLOCK = '40P01';
-const SERIALIZATION = '40001';
-
 @Injectable()
 export class TransactionsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  async findStoredResponse(caller: Caller, claim: IdempotencyClaim): Promise<StoredResponse | undefined> {
-    const rows: StoredResponse[] = await this.db.query(
-      `SELECT "request_hash" AS "requestHash", "status_code" AS "statusCode", "response"
-       FROM "idempotency_keys" WHERE "tenant_id" = $1 AND "environment" = $2 AND "endpoint" = $3 AND "key" = $4
-         AND "created_at" > now() - ${IDEMPOTENCY_TTL}`,
-      [caller.tenantId, caller.environment, claim.endpoint, claim.key],
-    );
-    return rows[0];
-  }
-
-  /**
-   * Creates a transaction in ONE statement (so one round trip and row locks held only for its duration):
-   * reserve the Idempotency-Key with the response already built, apply the balance deltas, insert the
-   * transaction, its ledger entries and its outbox events. Every part is conditioned on the reservation,
-   * so a key already held by a committed request changes nothing and its stored response is returned.
-   * A concurrent request with the same key waits on the key's primary key until the first commits.
-   * The balance rows are locked first, in wallet-id order (SELECT … ORDER BY … FOR UPDATE), so two
-   * transfers in opposite directions cannot deadlock. A debit below zero violates the balances CHECK constraint: the whole statement fails
-   * (InsufficientFundsError) and nothing is created.
-   */
-  async create(
-    caller: Caller,
-    record: TransactionRecord,
-    deltas: BalanceDelta[],
-    events: OutboxEvent[],
-    idempotency: (IdempotencyClaim & { response: Record<string, unknown> }) | undefined,
-  ): Promise<CreateOutcome> {
-    const params: unknown[] = [];
-    const p = (value: unknown, cast = '') => {
-      params.push(value);
-      return `$${params.length}${cast}`;
-    };
-    const claim = idempotency
-      ? `INSERT INTO "idempotency_keys" AS k ("tenant_id", "environment", "endpoint", "key", "request_hash",
-           "status_code", "response")
-         VALUES (${p(caller.tenantId)}, ${p(caller.environment)}, ${p(idempotency.endpoint)}, ${p(idempotency.key)},
-           ${p(idempotency.requestHash)}, 201, ${p(JSON.stringify(idempotency.response), '::jsonb')})
-         ON CONFLICT ("tenant_id", "environment", "endpoint", "key") DO UPDATE
-           SET "request_hash" = EXCLUDED."request_hash", "response" = EXCLUDED."response", "status_code" = 201,
-               "created_at" = now()
-           WHERE k."created_at" <= now() - ${IDEMPOTENCY_TTL}
-         RETURNING 1 AS "ok"`
-      : `SELECT 1 AS "ok"`;
-    const ordered = [...deltas].sort((a, b) =>
-      a.walletId < b.walletId ? -1 : a.walletId > b.walletId ? 1 : 0,
-    );
-    const n = (v: bigint | undefined) => p(String(v ?? 0n), '::numeric');
-    const deltaRows = ordered
-      .map(
-        (d) =>
-          `(${p(d.walletId, '::uuid')}, ${n(d.total)}, ${n(d.available)}, ${n(d.pending)}, ${n(d.locked)})`,
-      )
-      .join(', ');
-    const ledgerRows = deltas
-      .map(
-        (d) =>
-          `(${p(d.walletId, '::uuid')}, ${p(record.id, '::uuid')}, ${p(d.kind)}, ${n(d.total)}, ${n(d.available)}, ` +
-          `${n(d.pending)}, ${n(d.locked)})`,
-      )
-      .join(', ');
-    const now = new Date();
-    const outboxRows = events
-      .map(
-        (e) =>
-          `(${p(randomUUID(), '::uuid')}, ${p(e.tenantId)}, ${p(e.eventType)}, ${p(e.entityType)}, ${p(e.entityId)}, ` +
-          `${p(JSON.stringify(e.data), '::jsonb')}, ${p(e.occurredAt ?? now, '::timestamptz')})`,
-      )
-      .join(', ');
-    const r = record;
-    const statement = `
-      WITH claim AS (${claim}),
-      locked AS (
-        SELECT b."wallet_id" FROM "balances" b
-        WHERE b."wallet_id" = ANY(${p(
-          ordered.map((d) => d.walletId),
-          '::uuid[]',
-        )}) AND EXISTS (SELECT 1 FROM claim)
-        ORDER BY b."wallet_id" FOR UPDATE
-      ),
-      moved AS (
-        UPDATE "balances" b SET "total" = b."total" + d.t, "available" = b."available" + d.a,
-          "pending" = b."pending" + d.p, "locked" = b."locked" + d.l, "updated_at" = now()
-        FROM (VALUES ${deltaRows}) AS d(wallet_id, t, a, p, l)
-        WHERE b."wallet_id" = d.wallet_id AND (SELECT count(*) FROM locked) = ${ordered.length}
-        RETURNING b."wallet_id"
-      ),
-      tx AS (
-        INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
-          "wallet_id", "source_wallet_id", "destination_wallet_id", "amount", "source_address",
-          "destination_address", "destination_tag", "tx_hash", "network_fee", "fee_currency", "note",
-          "created_at", "updated_at")
-        SELECT ${p(r.id, '::uuid')}, ${p(r.tenantId, '::uuid')}, ${p(r.environment)}, ${p(r.type)}, ${p(r.status)},
-          ${p(r.vaultId, '::uuid')}, ${p(r.assetId, '::uuid')}, ${p(r.walletId, '::uuid')},
-          ${p(r.sourceWalletId, '::uuid')}, ${p(r.destinationWalletId, '::uuid')}, ${p(r.amount, '::numeric')},
-          ${p(r.sourceAddress)}, ${p(r.destinationAddress)}, ${p(r.destinationTag)}, ${p(r.txHash)},
-          ${p(r.networkFee, '::numeric')}, ${p(r.feeCurrency)}, ${p(r.note)}, ${p(r.createdAt, '::timestamptz')},
-          ${p(r.createdAt, '::timestamptz')}
-        WHERE EXISTS (SELECT 1 FROM claim)
-        RETURNING "id"
-      ),
-      ledger AS (
-        INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
-          "pending_delta", "locked_delta")
-        SELECT * FROM (VALUES ${ledgerRows}) AS v WHERE EXISTS (SELECT 1 FROM claim)
-        RETURNING 1
-      ),
-      events AS (
-        INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at")
-        SELECT * FROM (VALUES ${outboxRows}) AS v WHERE EXISTS (SELECT 1 FROM claim)
-        RETURNING 1
-      )
-      SELECT (SELECT count(*) FROM claim)::int AS "claimed", (SELECT count(*) FROM moved)::int AS "moved",
-             (SELECT count(*) FROM tx)::int AS "inserted"`;
-    let result: { claimed: number; moved: number }[];
-    for (let attempt = 1; ; attempt++) {
-      try {
-        result = await this.db.query(statement, params);
-        break;
-      } catch (err) {
-        const failure = err as { driverError?: { code?: string }; code?: string };
-        const code = failure.driverError?.code ?? failure.code;
-        if (code === CHECK_VIOLATION) throw new InsufficientFundsError(deltas[0]?.walletId ?? '');
-        if ((code === DEADLOCK || code === SERIALIZATION) && attempt < 3) continue;
-        throw err;
-      }
-    }
-    if (result[0].claimed === 0) {
-      const existing = await this.findStoredResponse(caller, idempotency!);
-      if (!existing) throw new Error('Idempotency key vanished between conflict and read');
-      return { created: false, existing };
-    }
-    if (result[0].moved !== deltas.length) throw new Error('A balance row is missing for a wallet');
-    return { created: true };
-  }
 
   async find(caller: Caller, id: string): Promise<TransactionRecord | undefined> {
     const rows: TransactionRecord[] = await this.db.query(

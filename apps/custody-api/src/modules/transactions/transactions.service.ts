@@ -10,7 +10,6 @@ import { AddressBookService } from '../address-book/address-book.service';
 import { AssetsService } from '../assets/assets.service';
 import type { AssetEntity } from '../assets/entities/asset.entity';
 import { normalizeExternalAddress } from '../chain/addresses';
-import { InsufficientFundsError } from '../ledger/ledger';
 import type { WalletView } from '../vaults/vaults.repository';
 import { decodeCursor, encodeCursor, VaultsService } from '../vaults/vaults.service';
 import {
@@ -21,6 +20,7 @@ import {
   transactionFields,
 } from './transaction.record';
 import { AdvanceEnqueuer } from './advance-enqueuer';
+import { type NewTransaction, type StoredResponse, TransactionWriter } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
 
 const amountField = z.string().trim().min(1).max(100);
@@ -70,6 +70,7 @@ type TransactionResponse = ReturnType<typeof transactionDto>;
 export class TransactionsService {
   constructor(
     private readonly repository: TransactionsRepository,
+    private readonly writer: TransactionWriter,
     private readonly vaults: VaultsService,
     private readonly assets: AssetsService,
     private readonly addressBook: AddressBookService,
@@ -270,10 +271,7 @@ export class TransactionsService {
     );
   }
 
-  private storedOrMismatch(
-    stored: { requestHash: string; response: Record<string, unknown> },
-    requestHash: string,
-  ): TransactionResponse {
+  private storedOrMismatch(stored: StoredResponse, requestHash: string): TransactionResponse {
     if (stored.requestHash !== requestHash) {
       throw badRequest('Idempotency-Key was already used with a different request body', {
         'Idempotency-Key': ['Already used with a different body; use a new key for a new request'],
@@ -286,26 +284,21 @@ export class TransactionsService {
     caller: Caller,
     record: TransactionRecord,
     claim: { endpoint: string; key: string; requestHash: string } | undefined,
-    deltas: Parameters<TransactionsRepository['create']>[2],
+    deltas: NewTransaction['deltas'],
     balanceEvents: ReturnType<typeof balanceUpdatedEvent>[],
   ): Promise<TransactionResponse> {
     const response = transactionDto(record);
-    let outcome;
-    try {
-      outcome = await this.repository.create(
-        caller,
-        record,
-        deltas,
-        [this.createdEvent(record), ...balanceEvents],
-        claim ? { ...claim, response } : undefined,
-      );
-    } catch (err) {
-      if (err instanceof InsufficientFundsError) {
-        throw badRequest('Insufficient available balance', { amount: ['Exceeds the available balance'] });
-      }
-      throw err;
+    const outcome = await this.writer.create({
+      caller,
+      record,
+      deltas,
+      events: [this.createdEvent(record), ...balanceEvents],
+      idempotency: claim ? { ...claim, response } : undefined,
+    });
+    if ('insufficientFunds' in outcome) {
+      throw badRequest('Insufficient available balance', { amount: ['Exceeds the available balance'] });
     }
-    if (!outcome.created) return this.storedOrMismatch(outcome.existing, claim!.requestHash);
+    if ('existing' in outcome) return this.storedOrMismatch(outcome.existing, claim!.requestHash);
     await this.enqueuer.enqueue(record.id, 'Submitted');
     return response;
   }
