@@ -12,6 +12,7 @@
 // negative balances, conservation of the total, transactions created versus 201 answers.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -69,6 +70,16 @@ async function stop(child) {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
+}
+
+/** CPU time (user + system, ms) a child process has used so far, from /proc (Linux). */
+function cpuMs(child) {
+  try {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime in USER_HZ ticks
+  } catch {
+    return NaN;
+  }
 }
 
 async function sql(text, params = [], url = DATABASE_URL) {
@@ -204,10 +215,17 @@ async function main() {
   const [{ n: before }] = await sql(
     `SELECT count(*)::int AS n FROM custody.transactions WHERE type = 'InternalTransfer'`,
   );
+  const commits = async () =>
+    Number((await sql(`SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1`, [DB]))[0].n);
+  const commitsBefore = await commits();
+  const apiCpuBefore = cpuMs(api);
   const custody = await run({
     url: base,
     requests: [{ setupRequest: (req) => ({ ...req, ...transferRequest() }) }],
   });
+  const apiCpu = cpuMs(api) - apiCpuBefore;
+  await sleep(600); // pg_stat_database is refreshed at most every 500 ms
+  const commitsDuring = (await commits()) - commitsBefore;
   await stop(api);
 
   const baselineServer = await start(
@@ -226,7 +244,9 @@ async function main() {
     }),
   };
   await run({ url: `http://127.0.0.1:${BASELINE_PORT}`, duration: 2, requests: [baselineRequest] });
+  const baselineCpuBefore = cpuMs(baselineServer);
   const baseline = await run({ url: `http://127.0.0.1:${BASELINE_PORT}`, requests: [baselineRequest] });
+  const baselineCpu = cpuMs(baselineServer) - baselineCpuBefore;
   await stop(baselineServer);
 
   // Anomalies.
@@ -264,11 +284,14 @@ async function main() {
       p99Ms: custody.latency.p99,
       p50Ms: custody.latency.p50,
       total2xx: custody['2xx'],
+      nodeCpuMsPerRequest: Number((apiCpu / custody.requests.total).toFixed(3)),
+      databaseCommitsPerRequest: Number((commitsDuring / custody.requests.total).toFixed(3)),
     },
     baselineFastifyInsert: {
       reqPerSec: Math.round(baseline.requests.average),
       p99Ms: baseline.latency.p99,
       p50Ms: baseline.latency.p50,
+      nodeCpuMsPerRequest: Number((baselineCpu / baseline.requests.total).toFixed(3)),
     },
     ratioToBaseline: Number(ratio.toFixed(3)),
     anomalies,

@@ -11,16 +11,30 @@ import { MetricsController, MetricsService } from './metrics';
 import { createRedis, RedisKeys } from './redis';
 import { RpcClient } from './rpc';
 import { serviceDataSourceOptions } from './database';
-import { APP_CONFIG, PLATFORM_OPTIONS, REDIS, ROOT_LOGGER, type PlatformOptions } from './tokens';
+import {
+  APP_CONFIG,
+  PLATFORM_OPTIONS,
+  REDIS,
+  REQUEST_REDIS,
+  ROOT_LOGGER,
+  type PlatformOptions,
+} from './tokens';
 
 class RedisLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REQUEST_REDIS) private readonly requestRedis: Redis,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    // QUIT waits for a reply; with Redis unreachable that would hang the shutdown.
-    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
-    else this.redis.disconnect();
+    await Promise.all([this.redis, this.requestRedis].map(close));
   }
+}
+
+async function close(redis: Redis): Promise<void> {
+  // QUIT waits for a reply; with Redis unreachable that would hang the shutdown.
+  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+  else redis.disconnect();
 }
 
 /**
@@ -61,6 +75,14 @@ export class PlatformModule {
         { provide: ROOT_LOGGER, useValue: logger },
         { provide: APP_CONFIG, useValue: options.config ?? env },
         { provide: REDIS, useFactory: () => createRedis(env.REDIS_URL, { connectionName: options.service }) },
+        {
+          provide: REQUEST_REDIS,
+          useFactory: () =>
+            createRedis(env.REDIS_URL, {
+              connectionName: `${options.service}-requests`,
+              enableAutoPipelining: true,
+            }),
+        },
         { provide: RedisKeys, useValue: new RedisKeys(env.QUEUE_PREFIX) },
         { provide: RpcClient, useFactory: () => new RpcClient(env.REDIS_URL, env.QUEUE_PREFIX) },
         {
@@ -77,6 +99,7 @@ export class PlatformModule {
         PLATFORM_OPTIONS,
         APP_CONFIG,
         REDIS,
+        REQUEST_REDIS,
         RedisKeys,
         RpcClient,
         MetricsService,

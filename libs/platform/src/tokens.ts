@@ -8,6 +8,12 @@ export type ClassRef = Function;
 
 export const PLATFORM_OPTIONS = Symbol('PLATFORM_OPTIONS');
 export const REDIS = Symbol('REDIS');
+/**
+ * A second Redis connection with auto-pipelining, for short commands on the request path (rate limits,
+ * replay cache): the commands of concurrent requests leave in one write. Never for BullMQ, blocking or
+ * pub/sub commands, which stay on REDIS.
+ */
+export const REQUEST_REDIS = Symbol('REQUEST_REDIS');
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 export const APP_CONFIG = Symbol('APP_CONFIG');
 

@@ -14,7 +14,7 @@ import {
   forbidden,
   HealthController,
   MetricsController,
-  REDIS,
+  REQUEST_REDIS,
   RedisKeys,
   TooManyRequestsException,
   unauthorized,
@@ -48,7 +48,7 @@ export class SignedRequestGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly tenants: TenantsService,
-    @Inject(REDIS) redis: Redis,
+    @Inject(REQUEST_REDIS) redis: Redis,
     keys: RedisKeys,
     @InjectEnv() private readonly env: Env,
   ) {
