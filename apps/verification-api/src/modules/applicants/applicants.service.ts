@@ -11,6 +11,7 @@ import type { LevelEntity } from '../levels/entities/level.entity';
 import { enabledFields, LevelsService } from '../levels/levels.service';
 import type { PartnerContext } from '../products/products.service';
 import { type ApplicantRow, ApplicantsRepository } from './applicants.repository';
+import { toStepResults } from './step-results';
 
 const LEVEL_KEY_TO_COMPANY_FIELD = Object.fromEntries(
   Object.entries(COMPANY_FIELD_TO_LEVEL_KEY).map(([request, key]) => [key, request]),
@@ -197,26 +198,15 @@ export class ApplicantsService {
     };
   }
 
-  /** One entry per step the applicant's level lists; a step without progress yet is `pending`. */
+  /** One entry per required (not optional) step of the applicant's level; `pending` until progress exists. */
   async steps(partner: PartnerContext, externalUserId: string) {
     const a = await this.resolve(partner, externalUserId);
     const level = a.levelId ? await this.levels.findById(a.levelId) : null;
-    const progress = new Map((await this.repository.steps(a.id)).map((s) => [s.kind, s]));
     return {
       externalUserId: a.externalUserId,
       levelId: level?.id ?? null,
       levelName: level?.name ?? null,
-      steps: (level?.steps ?? []).map((step) => {
-        const row = progress.get(step.kind);
-        return {
-          kind: step.kind,
-          optional: step.optional,
-          reviewAnswer: row?.reviewAnswer ?? null,
-          reviewStatus: row?.reviewStatus ?? 'pending',
-          reviewRejectType: row?.reviewRejectType ?? null,
-          lastUpdatedAtUtc: iso(row?.updatedAt ?? a.createdAt),
-        };
-      }),
+      steps: toStepResults(level, await this.repository.steps(a.id), a.createdAt),
     };
   }
 

@@ -295,7 +295,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
         get: partner({
           tags: ['status'],
           parameters: [externalUserId],
-          responses: { 200: answer('Steps', ref('Steps')), ...errors(401, 403, 404, 429) },
+          responses: {
+            200: answer('One entry per required (not optional) step of the level', ref('Steps')),
+            ...errors(401, 403, 404, 429),
+          },
         }),
       },
       '/v1/applicants/{externalUserId}/review-history': {
