@@ -65,6 +65,40 @@ export function toApplicantView(a: ApplicantRow) {
   };
 }
 
+/** GET .../status (DECISIONS): the applicant's verdict; also what the operator's step review answers. */
+export function toApplicantStatus(
+  a: Pick<
+    ApplicantRow,
+    | 'id'
+    | 'externalUserId'
+    | 'levelName'
+    | 'status'
+    | 'reviewAnswer'
+    | 'reviewRejectType'
+    | 'rejectLabels'
+    | 'moderationComment'
+    | 'riskLevel'
+    | 'attempt'
+    | 'createdAt'
+    | 'reviewedAt'
+  >,
+) {
+  return {
+    externalUserId: a.externalUserId,
+    applicantId: a.id,
+    levelName: a.levelName,
+    status: a.status,
+    reviewAnswer: a.reviewAnswer,
+    reviewRejectType: a.reviewRejectType,
+    rejectLabels: a.rejectLabels,
+    moderationComment: a.moderationComment,
+    riskLevel: a.riskLevel,
+    attempt: a.attempt,
+    createdAtUtc: iso(a.createdAt),
+    reviewedAtUtc: iso(a.reviewedAt),
+  };
+}
+
 @Injectable()
 export class ApplicantsService {
   constructor(
@@ -181,21 +215,7 @@ export class ApplicantsService {
   }
 
   async status(partner: PartnerContext, externalUserId: string) {
-    const a = await this.resolve(partner, externalUserId);
-    return {
-      externalUserId: a.externalUserId,
-      applicantId: a.id,
-      levelName: a.levelName,
-      status: a.status,
-      reviewAnswer: a.reviewAnswer,
-      reviewRejectType: a.reviewRejectType,
-      rejectLabels: a.rejectLabels,
-      moderationComment: a.moderationComment,
-      riskLevel: a.riskLevel,
-      attempt: a.attempt,
-      createdAtUtc: iso(a.createdAt),
-      reviewedAtUtc: iso(a.reviewedAt),
-    };
+    return toApplicantStatus(await this.resolve(partner, externalUserId));
   }
 
   /** One entry per required (not optional) step of the applicant's level; `pending` until progress exists. */
