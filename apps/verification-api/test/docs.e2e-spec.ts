@@ -29,9 +29,11 @@ describe('/docs', () => {
         '/admin/v1/keys/{apiKey}/deactivate',
         '/admin/v1/products/{productId}/levels',
         '/admin/v1/products/{productId}/levels/{levelName}',
+        '/admin/v1/products/{productId}/applicants/{externalUserId}/steps/{kind}/review',
       ]),
     );
     expect(res.body.components.schemas.ApplicantCreate.required).toEqual(['externalUserId']);
+    expect(res.body.components.schemas.StepReview.required).toEqual(['reviewAnswer']);
     await h.http().get('/docs/openapi.json').expect(200);
   });
 });

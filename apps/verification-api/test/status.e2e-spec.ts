@@ -53,11 +53,11 @@ describe('GET .../status', () => {
 });
 
 describe('GET .../steps', () => {
-  it('one entry per step of the level, pending until progress exists', async () => {
+  it('one entry per required step of the level (optional steps left out), pending until progress exists', async () => {
     const res = await h.http().get('/v1/applicants/u1/steps').set(h.auth(key)).expect(200);
-    const pending = (kind: string, optional = false) => ({
+    const pending = (kind: string) => ({
       kind,
-      optional,
+      optional: false,
       reviewAnswer: null,
       reviewStatus: 'pending',
       reviewRejectType: null,
@@ -67,12 +67,7 @@ describe('GET .../steps', () => {
       externalUserId: 'u1',
       levelId: expect.any(String),
       levelName: 'BASIC_KYC',
-      steps: [
-        pending('personal_information'),
-        pending('identity_doc'),
-        pending('selfie'),
-        pending('aml', true),
-      ],
+      steps: [pending('personal_information'), pending('identity_doc'), pending('selfie')],
     });
   });
 
@@ -91,6 +86,21 @@ describe('GET .../steps', () => {
       reviewRejectType: 'RETRY',
       lastUpdatedAtUtc: '2026-01-02T03:04:05.000Z',
     });
+  });
+
+  it('an optional step stays out of the list even once it has progress', async () => {
+    await h.sql(
+      `INSERT INTO applicant_steps (applicant_id, kind, review_status, review_answer)
+       VALUES ($1, 'aml', 'completed', 'GREEN')`,
+      [applicantId],
+    );
+    const res = await h.http().get('/v1/applicants/u1/steps').set(h.auth(key)).expect(200);
+    expect(res.body.steps.map((s: { kind: string }) => s.kind)).toEqual([
+      'personal_information',
+      'identity_doc',
+      'selfie',
+    ]);
+    expect(res.body.steps.every((s: { optional: boolean }) => s.optional === false)).toBe(true);
   });
 
   it('an applicant without a level has no steps', async () => {

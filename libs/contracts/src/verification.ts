@@ -191,6 +191,52 @@ export const companyInfoPatchSchema = z
   .strict();
 export type CompanyInfoPatchInput = z.infer<typeof companyInfoPatchSchema>;
 
+/** Step states an operator decision applies to (docs/decisions/0103). */
+export const OPERATOR_DECIDABLE_STEP_STATUSES = ['awaitingOperatorReview', 'in_review'] as const;
+
+const reviewComment = z.string().trim().min(1, 'must not be empty').max(2000);
+
+/**
+ * Body of POST /admin/v1/products/{productId}/applicants/{externalUserId}/steps/{kind}/review: the operator's
+ * decision on one step. RED needs a reviewRejectType; reviewRejectType and rejectLabels go with RED only.
+ */
+export const stepReviewSchema = z
+  .object({
+    reviewAnswer: z.enum(['GREEN', 'RED'], { error: 'must be GREEN or RED' }),
+    reviewRejectType: z.enum(['RETRY', 'FINAL'], { error: 'must be RETRY or FINAL' }).optional(),
+    rejectLabels: z
+      .array(z.string().trim().min(1, 'must not be empty').max(100), { error: 'must be an array of strings' })
+      .max(50)
+      .optional(),
+    moderationComment: reviewComment.optional(),
+    clientComment: reviewComment.optional(),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    if (value.reviewAnswer === 'RED' && !value.reviewRejectType) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reviewRejectType'],
+        message: 'is required when reviewAnswer is RED',
+      });
+    }
+    if (value.reviewAnswer === 'GREEN' && value.reviewRejectType) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reviewRejectType'],
+        message: 'applies only when reviewAnswer is RED',
+      });
+    }
+    if (value.reviewAnswer === 'GREEN' && value.rejectLabels && value.rejectLabels.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rejectLabels'],
+        message: 'applies only when reviewAnswer is RED',
+      });
+    }
+  });
+export type StepReviewInput = z.infer<typeof stepReviewSchema>;
+
 const booleanQuery = z
   .enum(['true', 'false'], { error: 'must be true or false' })
   .transform((v) => v === 'true');

@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { levelCreateSchema, levelPatchSchema } from '@tessera/contracts';
+import { levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
 import { normalizeError, PlatformModule } from '@tessera/platform';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -11,6 +11,8 @@ import { LevelsModule } from '../modules/levels/levels.module';
 import { LevelsService } from '../modules/levels/levels.service';
 import { ProductsModule } from '../modules/products/products.module';
 import { ProductsService } from '../modules/products/products.service';
+import { ReviewsModule } from '../modules/reviews/reviews.module';
+import { ReviewsService } from '../modules/reviews/reviews.service';
 
 @Module({})
 class CliModule {
@@ -28,6 +30,7 @@ class CliModule {
         }),
         ProductsModule,
         LevelsModule,
+        ReviewsModule,
       ],
     };
   }
@@ -38,7 +41,9 @@ export const CLI_USAGE = `Usage: pnpm --filter @tessera/verification-api cli <co
   create-key --product <productId> --environment production|sandbox
   deactivate-key --key <apiKey>
   create-level --product <productId> (--json '<level body>' | --file <path>)
-  update-level --product <productId> --level <levelName> (--json '<partial level>' | --file <path>)`;
+  update-level --product <productId> --level <levelName> (--json '<partial level>' | --file <path>)
+  review-step --product <productId> --applicant <externalUserId> --step <kind> (--json '<decision>' | --file <path>)
+    decision: {"reviewAnswer":"GREEN"|"RED","reviewRejectType"?:"RETRY"|"FINAL","rejectLabels"?:[...],"moderationComment"?,"clientComment"?}`;
 
 function options(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -107,6 +112,15 @@ export async function runCli(
         return {
           code: 0,
           output: await levels.update(productId, need(opts, 'level'), levelPatchSchema.parse(body(opts))),
+        };
+      }
+      case 'review-step': {
+        const decision = stepReviewSchema.parse(body(opts));
+        return {
+          code: 0,
+          output: await app
+            .get(ReviewsService)
+            .reviewStep(need(opts, 'product'), need(opts, 'applicant'), need(opts, 'step'), decision),
         };
       }
       default:

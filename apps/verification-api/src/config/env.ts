@@ -10,7 +10,8 @@ export const envSchema = baseEnvSchema.extend({
   AUTH_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20),
   /**
    * How long a replica keeps a credential or level row in memory (0 disables). A deactivation or level edit
-   * is immediate on the replica that made it and reaches the others within this time.
+   * reaches every replica at once over Redis pub/sub (decision 0104); this TTL is the backstop for a lost
+   * message.
    */
   ROW_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60000).default(5000),
 });

@@ -1,6 +1,12 @@
 import { OutboxNotifyTrigger1795230000000 } from '@tessera/platform';
 import { Init1795220341858 } from './1795220341858-Init';
 import { Core1795222519808 } from './1795222519808-Core';
+import { ReviewColumns1795231000000 } from './1795231000000-ReviewColumns';
 
 /** Every migration of schema "verification", oldest first. */
-export const migrations = [Init1795220341858, Core1795222519808, OutboxNotifyTrigger1795230000000];
+export const migrations = [
+  Init1795220341858,
+  Core1795222519808,
+  OutboxNotifyTrigger1795230000000,
+  ReviewColumns1795231000000,
+];

@@ -1,9 +1,10 @@
 import { Body, Controller, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
-import { levelCreateSchema, levelPatchSchema } from '@tessera/contracts';
+import { levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
 import { z } from 'zod';
 import { AdminAuthGuard } from '../auth/admin-auth.guard';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
+import { ReviewsService } from '../reviews/reviews.service';
 
 const productBody = z.object({ name: z.string({ error: 'name is required' }).trim().min(1).max(200) });
 const keyBody = z.object({
@@ -11,13 +12,14 @@ const keyBody = z.object({
 });
 const uuid = z.uuid({ error: 'productId must be a UUID' });
 
-/** Operator API (DECISIONS "Operating interface"): products, keys and levels. */
+/** Operator API (DECISIONS "Operating interface"): products, keys, levels and step review decisions. */
 @Controller('admin/v1')
 @UseGuards(AdminAuthGuard)
 export class AdminController {
   constructor(
     private readonly products: ProductsService,
     private readonly levels: LevelsService,
+    private readonly reviews: ReviewsService,
   ) {}
 
   @Post('products')
@@ -51,5 +53,17 @@ export class AdminController {
   ) {
     await this.products.assertProduct(uuid.parse(productId));
     return this.levels.update(productId, levelName, levelPatchSchema.parse(body ?? {}));
+  }
+
+  /** The operator's decision on one step; may complete the applicant's review (docs/decisions/0103). */
+  @Post('products/:productId/applicants/:externalUserId/steps/:kind/review')
+  @HttpCode(200)
+  reviewStep(
+    @Param('productId') productId: string,
+    @Param('externalUserId') externalUserId: string,
+    @Param('kind') kind: string,
+    @Body() body: unknown,
+  ) {
+    return this.reviews.reviewStep(productId, externalUserId, kind, stepReviewSchema.parse(body ?? {}));
   }
 }

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { LevelsModule } from '../levels/levels.module';
+import { ReviewsModule } from '../reviews/reviews.module';
 import { AdminController } from './admin.controller';
 
 @Module({
-  imports: [AuthModule, LevelsModule],
+  imports: [AuthModule, LevelsModule, ReviewsModule],
   controllers: [AdminController],
 })
 export class AdminModule {}

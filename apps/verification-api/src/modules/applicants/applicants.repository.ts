@@ -117,8 +117,8 @@ export class ApplicantsRepository {
     const rows = await this.prepared<{ id: string; createdAt: Date }>(
       'verification_applicant_create',
       `WITH ins AS (
-         INSERT INTO applicants (product_id, external_user_id, type, level_id, info)
-         VALUES ($1, $2, $3, $4, $5::jsonb)
+         INSERT INTO applicants (product_id, external_user_id, type, level_id, info, sandbox)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $8::boolean)
          ON CONFLICT (external_user_id, product_id) DO NOTHING
          RETURNING id, created_at
        ), claims AS (

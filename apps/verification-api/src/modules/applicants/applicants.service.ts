@@ -11,6 +11,7 @@ import type { LevelEntity } from '../levels/entities/level.entity';
 import { enabledFields, LevelsService } from '../levels/levels.service';
 import type { PartnerContext } from '../products/products.service';
 import { type ApplicantRow, ApplicantsRepository } from './applicants.repository';
+import { toStepResults } from './step-results';
 
 const LEVEL_KEY_TO_COMPANY_FIELD = Object.fromEntries(
   Object.entries(COMPANY_FIELD_TO_LEVEL_KEY).map(([request, key]) => [key, request]),
@@ -61,6 +62,40 @@ export function toApplicantView(a: ApplicantRow) {
     updatedAtUtc: iso(a.updatedAt),
     lockedFields: a.lockedFields,
     info: toRequestNames(a.info, a.type),
+  };
+}
+
+/** GET .../status (DECISIONS): the applicant's verdict; also what the operator's step review answers. */
+export function toApplicantStatus(
+  a: Pick<
+    ApplicantRow,
+    | 'id'
+    | 'externalUserId'
+    | 'levelName'
+    | 'status'
+    | 'reviewAnswer'
+    | 'reviewRejectType'
+    | 'rejectLabels'
+    | 'moderationComment'
+    | 'riskLevel'
+    | 'attempt'
+    | 'createdAt'
+    | 'reviewedAt'
+  >,
+) {
+  return {
+    externalUserId: a.externalUserId,
+    applicantId: a.id,
+    levelName: a.levelName,
+    status: a.status,
+    reviewAnswer: a.reviewAnswer,
+    reviewRejectType: a.reviewRejectType,
+    rejectLabels: a.rejectLabels,
+    moderationComment: a.moderationComment,
+    riskLevel: a.riskLevel,
+    attempt: a.attempt,
+    createdAtUtc: iso(a.createdAt),
+    reviewedAtUtc: iso(a.reviewedAt),
   };
 }
 
@@ -180,43 +215,18 @@ export class ApplicantsService {
   }
 
   async status(partner: PartnerContext, externalUserId: string) {
-    const a = await this.resolve(partner, externalUserId);
-    return {
-      externalUserId: a.externalUserId,
-      applicantId: a.id,
-      levelName: a.levelName,
-      status: a.status,
-      reviewAnswer: a.reviewAnswer,
-      reviewRejectType: a.reviewRejectType,
-      rejectLabels: a.rejectLabels,
-      moderationComment: a.moderationComment,
-      riskLevel: a.riskLevel,
-      attempt: a.attempt,
-      createdAtUtc: iso(a.createdAt),
-      reviewedAtUtc: iso(a.reviewedAt),
-    };
+    return toApplicantStatus(await this.resolve(partner, externalUserId));
   }
 
-  /** One entry per step the applicant's level lists; a step without progress yet is `pending`. */
+  /** One entry per required (not optional) step of the applicant's level; `pending` until progress exists. */
   async steps(partner: PartnerContext, externalUserId: string) {
     const a = await this.resolve(partner, externalUserId);
     const level = a.levelId ? await this.levels.findById(a.levelId) : null;
-    const progress = new Map((await this.repository.steps(a.id)).map((s) => [s.kind, s]));
     return {
       externalUserId: a.externalUserId,
       levelId: level?.id ?? null,
       levelName: level?.name ?? null,
-      steps: (level?.steps ?? []).map((step) => {
-        const row = progress.get(step.kind);
-        return {
-          kind: step.kind,
-          optional: step.optional,
-          reviewAnswer: row?.reviewAnswer ?? null,
-          reviewStatus: row?.reviewStatus ?? 'pending',
-          reviewRejectType: row?.reviewRejectType ?? null,
-          lastUpdatedAtUtc: iso(row?.updatedAt ?? a.createdAt),
-        };
-      }),
+      steps: toStepResults(level, await this.repository.steps(a.id), a.createdAt),
     };
   }
 

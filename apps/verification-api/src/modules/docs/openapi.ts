@@ -4,6 +4,7 @@ import {
   levelCreateSchema,
   levelPatchSchema,
   PARTNER_REVIEW_EVENTS,
+  stepReviewSchema,
 } from '@tessera/contracts';
 import { z } from 'zod';
 
@@ -192,6 +193,22 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
             }),
           },
         }),
+        StepReview: json(stepReviewSchema),
+        StepReviewResult: obj({
+          step: obj({
+            kind: str,
+            optional: bool,
+            reviewAnswer: { type: 'string', enum: ['GREEN', 'RED'] },
+            reviewStatus: { type: 'string', enum: ['completed'] },
+            reviewRejectType: { type: ['string', 'null'], enum: ['FINAL', 'RETRY', null] },
+            rejectLabels: strings,
+            moderationComment: strOrNull,
+            clientComment: strOrNull,
+            lastUpdatedAtUtc: ts,
+          }),
+          reviewCompleted: bool,
+          applicant: ref('Status'),
+        }),
         ReviewHistory: obj({
           items: { type: 'array', items: obj({ atUtc: ts, eventType: str, actorType: str }) },
           totalItems: int,
@@ -295,7 +312,10 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
         get: partner({
           tags: ['status'],
           parameters: [externalUserId],
-          responses: { 200: answer('Steps', ref('Steps')), ...errors(401, 403, 404, 429) },
+          responses: {
+            200: answer('One entry per required (not optional) step of the level', ref('Steps')),
+            ...errors(401, 403, 404, 429),
+          },
         }),
       },
       '/v1/applicants/{externalUserId}/review-history': {
@@ -370,6 +390,22 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           parameters: [{ name: 'productId', in: 'path', required: true, schema: str }],
           requestBody: body(ref('LevelCreate')),
           responses: { 201: answer('Level detail', ref('LevelDetail')), ...errors(400, 401, 404, 409, 429) },
+        }),
+      },
+      '/admin/v1/products/{productId}/applicants/{externalUserId}/steps/{kind}/review': {
+        post: operator({
+          description:
+            "The operator's decision on one step (awaitingOperatorReview or in_review). The decision on the last open required step completes the applicant's review (approved/rejected, applicantReviewed webhook).",
+          parameters: [
+            { name: 'productId', in: 'path', required: true, schema: str },
+            externalUserId,
+            { name: 'kind', in: 'path', required: true, schema: str },
+          ],
+          requestBody: body(ref('StepReview')),
+          responses: {
+            200: answer('Step result, and the applicant status after the decision', ref('StepReviewResult')),
+            ...errors(400, 401, 404, 409, 429),
+          },
         }),
       },
       '/admin/v1/products/{productId}/levels/{levelName}': {

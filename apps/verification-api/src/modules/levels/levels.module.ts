@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
+import { CacheModule } from '../cache/cache.module';
 import { LevelsController } from './levels.controller';
 import { LevelsRepository } from './levels.repository';
 import { LevelsService } from './levels.service';
 
 @Module({
-  imports: [AuthModule],
+  imports: [AuthModule, CacheModule],
   controllers: [LevelsController],
   providers: [LevelsRepository, LevelsService],
   exports: [LevelsService],

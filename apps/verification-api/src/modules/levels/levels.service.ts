@@ -1,13 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
   COMPANY_DATA_BASELINE,
   type LevelCreateInput,
   type LevelPatchInput,
   PERSONAL_INFO_BASELINE,
 } from '@tessera/contracts';
-import { APP_CONFIG, badRequest, conflict, notFound } from '@tessera/platform';
-import { TtlCache } from '../../common/ttl-cache';
-import type { Env } from '../../config/env';
+import { badRequest, conflict, notFound } from '@tessera/platform';
+import type { TtlCache } from '../../common/ttl-cache';
+import { CacheInvalidationService } from '../cache/cache-invalidation.service';
 import type { LevelEntity } from './entities/level.entity';
 import { LevelsRepository } from './levels.repository';
 
@@ -91,6 +91,8 @@ function assertConsistent(
   }
 }
 
+const LEVELS_CACHE = 'levels';
+
 @Injectable()
 export class LevelsService {
   /** product:<id>:name:<name> | product:<id>:default:<type> | id:<id> -> level (null = none). */
@@ -98,22 +100,26 @@ export class LevelsService {
 
   constructor(
     private readonly repository: LevelsRepository,
-    @Inject(APP_CONFIG) env: Env,
+    private readonly caches: CacheInvalidationService,
   ) {
-    this.cache = new TtlCache(env.ROW_CACHE_TTL_MS);
+    this.cache = caches.cache(LEVELS_CACHE);
   }
 
   private async cached(key: string, load: () => Promise<LevelEntity | null>): Promise<LevelEntity | null> {
     const hit = this.cache.get(key);
     if (hit !== undefined) return hit;
+    const version = this.cache.version;
     const level = await load();
-    this.cache.set(key, level);
+    this.cache.set(key, level, version);
     return level;
   }
 
-  private invalidate(productId: string, levelId?: string): void {
-    this.cache.deletePrefix(`product:${productId}:`);
-    if (levelId) this.cache.delete(`id:${levelId}`);
+  /** Drops the product's level entries on every replica (a create or edit changes names and defaults). */
+  private invalidate(productId: string, levelId?: string): Promise<void> {
+    return this.caches.invalidate(LEVELS_CACHE, {
+      prefixes: [`product:${productId}:`],
+      keys: levelId ? [`id:${levelId}`] : [],
+    });
   }
 
   async list(productId: string, type: 'individual' | 'company' | 'all', includeInactive: boolean) {
@@ -143,7 +149,7 @@ export class LevelsService {
   async create(productId: string, input: LevelCreateInput): Promise<LevelDetail> {
     assertConsistent(input);
     const level = await this.repository.create(productId, input);
-    this.invalidate(productId);
+    await this.invalidate(productId);
     if (level === 'duplicate') throw conflict(`Level ${input.name} already exists`);
     return toLevelDetail(level);
   }
@@ -152,7 +158,7 @@ export class LevelsService {
     const level = await this.get(productId, name);
     assertConsistent({ ...toLevelDetail(level), ...patch } as LevelDetail);
     const updated = await this.repository.update(level, patch);
-    this.invalidate(productId, level.id);
+    await this.invalidate(productId, level.id);
     if (updated === 'referenced') throw conflict('Level is referenced by an applicant and cannot be renamed');
     if (updated === 'duplicate') throw conflict(`Level ${patch.name} already exists`);
     return toLevelDetail(updated);

@@ -3,7 +3,8 @@ import { hashSecret, randomSecret, safeEqual, SecretBox } from '@tessera/auth';
 import { APP_CONFIG, notFound } from '@tessera/platform';
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../config/env';
-import { TtlCache } from '../../common/ttl-cache';
+import type { TtlCache } from '../../common/ttl-cache';
+import { CacheInvalidationService } from '../cache/cache-invalidation.service';
 import { type ApiKeyRow, ProductsRepository } from './products.repository';
 
 export type Environment = 'production' | 'sandbox';
@@ -24,6 +25,7 @@ export interface PartnerContext {
 const KEY_PREFIX: Record<Environment, string> = { production: 'vk_live_', sandbox: 'vk_test_' };
 /** Hashed when a key is unknown, so an unknown key costs the same as a wrong secret. */
 const DUMMY_HASH = '0'.repeat(64);
+const API_KEYS_CACHE = 'api-keys';
 
 @Injectable()
 export class ProductsService {
@@ -32,11 +34,12 @@ export class ProductsService {
 
   constructor(
     private readonly repository: ProductsRepository,
+    private readonly caches: CacheInvalidationService,
     @Inject(APP_CONFIG) env: Env,
   ) {
     if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
     this.pepper = SecretBox.pepper(env.SECRETS_MASTER_KEY, 'verification-api-secret');
-    this.keys = new TtlCache(env.ROW_CACHE_TTL_MS);
+    this.keys = caches.cache(API_KEYS_CACHE);
   }
 
   createProduct(name: string) {
@@ -63,8 +66,9 @@ export class ProductsService {
 
   async deactivateKey(apiKey: string): Promise<void> {
     const found = await this.repository.deactivateKey(apiKey);
-    this.keys.delete(apiKey);
     if (!found) throw notFound('Key not found');
+    // Every replica drops the key now (not after ROW_CACHE_TTL_MS), so it answers 401 at once everywhere.
+    await this.caches.invalidate(API_KEYS_CACHE, { keys: [apiKey] });
   }
 
   /** The caller's context, or undefined for an unknown/deactivated key, a wrong secret or another environment. */
@@ -83,8 +87,9 @@ export class ProductsService {
   private async findKey(apiKey: string): Promise<ApiKeyRow | undefined> {
     const cached = this.keys.get(apiKey);
     if (cached) return cached;
+    const version = this.keys.version;
     const row = await this.repository.findKey(apiKey);
-    if (row) this.keys.set(apiKey, row);
+    if (row) this.keys.set(apiKey, row, version);
     return row;
   }
 }

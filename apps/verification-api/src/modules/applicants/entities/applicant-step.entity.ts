@@ -34,6 +34,14 @@ export class ApplicantStepEntity {
   @Column('jsonb', { name: 'reject_labels', default: () => `'[]'` })
   rejectLabels: string[];
 
+  /** Operator's comment for the applicant (the decision's `moderationComment`). */
+  @Column('text', { name: 'moderation_comment', nullable: true })
+  moderationComment: string | null;
+
+  /** Operator's comment for the partner only (the decision's `clientComment`). */
+  @Column('text', { name: 'client_comment', nullable: true })
+  clientComment: string | null;
+
   @Column('timestamptz', { name: 'updated_at', default: () => 'now()' })
   updatedAt: Date;
 }

@@ -49,6 +49,10 @@ export class ApplicantEntity {
   @Column('integer', { default: 0 })
   attempt: number;
 
+  /** Created through a sandbox credential (the `sandbox` flag of its webhook events). */
+  @Column('boolean', { default: false })
+  sandbox: boolean;
+
   @Column('text', { name: 'review_answer', nullable: true })
   reviewAnswer: string | null;
 

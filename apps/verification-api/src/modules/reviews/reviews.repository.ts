@@ -1,0 +1,307 @@
+import { Injectable } from '@nestjs/common';
+import { type StepReviewInput, VERIFICATION_EVENTS } from '@tessera/contracts';
+import { appendToOutbox } from '@tessera/platform';
+import { DataSource, type EntityManager } from 'typeorm';
+import { toStepResults } from '../applicants/step-results';
+import type { LevelEntity } from '../levels/entities/level.entity';
+import { isRequiredStep, type ReviewVerdict, type StepOutcome, verdictOf } from './review-rules';
+
+/** An applicant as the operator addresses it (product + externalUserId), with its review columns. */
+export interface ReviewTarget {
+  id: string;
+  productId: string;
+  externalUserId: string;
+  levelId: string | null;
+  levelName: string | null;
+  status: string;
+  riskLevel: string;
+  attempt: number;
+  reviewAnswer: string | null;
+  reviewRejectType: string | null;
+  rejectLabels: string[];
+  moderationComment: string | null;
+  reviewedAt: Date | null;
+  createdAt: Date;
+}
+
+/** The applicant row as a review transaction holds it (locked FOR UPDATE). */
+export interface LockedApplicant {
+  id: string;
+  productId: string;
+  externalUserId: string;
+  levelId: string | null;
+  status: string;
+  parentApplicantId: string | null;
+  sandbox: boolean;
+  createdAt: Date;
+}
+
+export type StepDecisionResult =
+  | { outcome: 'decided'; step: StepOutcome; reviewCompleted: boolean }
+  /** The step is in a state that takes no decision (no row = pending). */
+  | { outcome: 'not_decidable'; reviewStatus: string }
+  /** The applicant moved to another level between the lookup and the transaction. */
+  | { outcome: 'level_changed' };
+
+const TERMINAL_STATUSES = ['approved', 'rejected'];
+
+/** Rows of an UPDATE … RETURNING (TypeORM answers `[rows, rowCount]` for UPDATE statements). */
+async function updateReturning<T>(manager: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
+  const [rows] = await manager.query<[T[], number]>(sql, params);
+  return rows;
+}
+
+const STEP_COLUMNS = `kind, review_status AS "reviewStatus", review_answer AS "reviewAnswer",
+  review_reject_type AS "reviewRejectType", reject_labels AS "rejectLabels",
+  moderation_comment AS "moderationComment", client_comment AS "clientComment", updated_at AS "updatedAt"`;
+
+@Injectable()
+export class ReviewsRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async findApplicant(productId: string, externalUserId: string): Promise<ReviewTarget | undefined> {
+    const [row] = await this.dataSource.query<ReviewTarget[]>(
+      `SELECT a.id, a.product_id AS "productId", a.external_user_id AS "externalUserId", a.level_id AS "levelId",
+              l.name AS "levelName", a.status, a.risk_level AS "riskLevel", a.attempt,
+              a.review_answer AS "reviewAnswer", a.review_reject_type AS "reviewRejectType",
+              a.reject_labels AS "rejectLabels", a.moderation_comment AS "moderationComment",
+              a.reviewed_at AS "reviewedAt", a.created_at AS "createdAt"
+         FROM applicants a LEFT JOIN levels l ON l.id = a.level_id
+        WHERE a.external_user_id = $1 AND a.product_id = $2`,
+      [externalUserId, productId],
+    );
+    return row;
+  }
+
+  /**
+   * Records a decision on one step, in one transaction: the step result (only from a state that takes a
+   * decision), the `step.reviewed` review event, and — when that completes the last required step of the
+   * level — the applicant's review (completeReview). The applicant row lock serialises concurrent decisions,
+   * so exactly one of them sees every required step completed.
+   */
+  async decideStep(input: {
+    applicantId: string;
+    level: LevelEntity;
+    kind: string;
+    decision: StepReviewInput;
+    acceptedStatuses: readonly string[];
+    actorType: string;
+  }): Promise<StepDecisionResult> {
+    const { level, kind, decision } = input;
+    return this.dataSource.transaction(async (manager) => {
+      const applicant = await this.lockApplicant(manager, input.applicantId);
+      if (!applicant || applicant.levelId !== level.id) return { outcome: 'level_changed' };
+      const [current] = await manager.query<
+        { id: string; reviewStatus: string; enrollmentId: string | null }[]
+      >(
+        `SELECT id, review_status AS "reviewStatus", enrollment_id AS "enrollmentId"
+           FROM applicant_steps WHERE applicant_id = $1 AND kind = $2 FOR UPDATE`,
+        [applicant.id, kind],
+      );
+      if (!current || !input.acceptedStatuses.includes(current.reviewStatus)) {
+        return { outcome: 'not_decidable', reviewStatus: current?.reviewStatus ?? 'pending' };
+      }
+      const red = decision.reviewAnswer === 'RED';
+      const result = {
+        reviewAnswer: decision.reviewAnswer,
+        reviewRejectType: red ? (decision.reviewRejectType ?? null) : null,
+        rejectLabels: red ? [...new Set(decision.rejectLabels ?? [])] : [],
+        moderationComment: decision.moderationComment ?? null,
+        clientComment: decision.clientComment ?? null,
+      };
+      const [step] = await updateReturning<StepOutcome>(
+        manager,
+        `UPDATE applicant_steps
+            SET review_status = 'completed', review_answer = $2, review_reject_type = $3, reject_labels = $4::jsonb,
+                moderation_comment = $5, client_comment = $6, updated_at = now()
+          WHERE id = $1
+          RETURNING ${STEP_COLUMNS}`,
+        [
+          current.id,
+          result.reviewAnswer,
+          result.reviewRejectType,
+          JSON.stringify(result.rejectLabels),
+          result.moderationComment,
+          result.clientComment,
+        ],
+      );
+      await this.recordEvent(manager, applicant, 'step.reviewed', input.actorType, {
+        kind,
+        enrollmentId: current.enrollmentId,
+        previousStatus: current.reviewStatus,
+        ...result,
+      });
+      let reviewCompleted = false;
+      if (isRequiredStep(level, kind)) {
+        const verdict = verdictOf(level, await this.steps(manager, applicant.id));
+        if (verdict) {
+          await this.completeReview(manager, applicant, level, verdict, input.actorType);
+          reviewCompleted = true;
+        }
+      }
+      return { outcome: 'decided', step, reviewCompleted };
+    });
+  }
+
+  /**
+   * Completes the applicant's review with `verdict`, inside the caller's transaction, which holds the
+   * applicant's row lock (lockApplicant). Every path that ends a review goes through here (operator step
+   * decisions now, sandbox review later):
+   * - the applicant's status (approved / rejected) and reviewResult columns, reviewedAt;
+   * - its current (latest) enrollment, when still open, becomes completed / rejected (`enrollment.completed`);
+   * - the `applicant.approved` / `applicant.rejected` review event;
+   * - the `applicantReviewed` outbox event (DECISIONS data shape, steps = the level's required steps);
+   * - the parent roll-up when this is a UBO child whose siblings are all terminal now.
+   */
+  async completeReview(
+    manager: EntityManager,
+    applicant: LockedApplicant,
+    level: Pick<LevelEntity, 'name' | 'steps'>,
+    verdict: ReviewVerdict,
+    actorType: string,
+  ): Promise<void> {
+    const approved = verdict.reviewAnswer === 'GREEN';
+    const [{ reviewedAt }] = await updateReturning<{ reviewedAt: Date }>(
+      manager,
+      `UPDATE applicants
+          SET status = $2, review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
+              moderation_comment = $6, reviewed_at = now(), updated_at = now()
+        WHERE id = $1
+        RETURNING reviewed_at AS "reviewedAt"`,
+      [
+        applicant.id,
+        approved ? 'approved' : 'rejected',
+        verdict.reviewAnswer,
+        verdict.reviewRejectType,
+        JSON.stringify(verdict.rejectLabels),
+        verdict.moderationComment,
+      ],
+    );
+    const [enrollment] = await updateReturning<{ id: string }>(
+      manager,
+      `UPDATE enrollments SET status = $2, completed_at = now(), updated_at = now()
+        WHERE id = (SELECT id FROM enrollments WHERE applicant_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1)
+          AND status IN ('open', 'submitted', 'in_review')
+        RETURNING id`,
+      [applicant.id, approved ? 'completed' : 'rejected'],
+    );
+    if (enrollment) {
+      await this.recordEvent(manager, applicant, 'enrollment.completed', actorType, {
+        enrollmentId: enrollment.id,
+        reviewAnswer: verdict.reviewAnswer,
+      });
+    }
+    await this.recordEvent(
+      manager,
+      applicant,
+      approved ? 'applicant.approved' : 'applicant.rejected',
+      actorType,
+      {
+        reviewAnswer: verdict.reviewAnswer,
+        reviewRejectType: verdict.reviewRejectType,
+        rejectLabels: verdict.rejectLabels,
+      },
+    );
+    const steps = await this.steps(manager, applicant.id);
+    await appendToOutbox(manager, [
+      {
+        tenantId: applicant.productId,
+        eventType: VERIFICATION_EVENTS.APPLICANT_REVIEWED,
+        entityType: 'applicant',
+        entityId: applicant.id,
+        occurredAt: reviewedAt,
+        data: {
+          applicantId: applicant.id,
+          externalUserId: applicant.externalUserId,
+          levelName: level.name,
+          reviewStatus: 'completed',
+          reviewResult: {
+            reviewAnswer: verdict.reviewAnswer,
+            reviewRejectType: verdict.reviewRejectType,
+            rejectLabels: verdict.rejectLabels,
+            moderationComment: verdict.moderationComment,
+          },
+          steps: toStepResults(level, steps, applicant.createdAt),
+          sandbox: applicant.sandbox,
+          createdAtUtc: new Date(reviewedAt).toISOString(),
+        },
+      },
+    ]);
+    if (applicant.parentApplicantId && !TERMINAL_STATUSES.includes(applicant.status)) {
+      await this.rollUpParent(manager, applicant.parentApplicantId);
+    }
+  }
+
+  /**
+   * Contract: the parent company verification is closed when every spawned child is terminal. Runs when a
+   * child becomes terminal; the parent leaves `awaiting_user` (for `pending`) and `companyChildrenCompleted`
+   * goes out. The parent's row lock serialises siblings completing at the same time.
+   */
+  private async rollUpParent(manager: EntityManager, parentId: string): Promise<void> {
+    const parent = await this.lockApplicant(manager, parentId);
+    if (!parent) return;
+    const [counts] = await manager.query<{ spawned: number; open: number }[]>(
+      `SELECT count(c.id)::int AS spawned,
+              count(c.id) FILTER (WHERE c.status <> ALL($2::text[]))::int AS open
+         FROM ubos u JOIN applicants c ON c.id = u.linked_applicant_id
+        WHERE u.parent_applicant_id = $1 AND NOT u.removed`,
+      [parentId, TERMINAL_STATUSES],
+    );
+    if (counts.spawned === 0 || counts.open > 0) return;
+    const [closed] = await updateReturning<{ updatedAt: Date; levelName: string | null }>(
+      manager,
+      `UPDATE applicants a
+          SET status = CASE WHEN a.status = 'awaiting_user' THEN 'pending' ELSE a.status END, updated_at = now()
+        WHERE a.id = $1
+        RETURNING a.updated_at AS "updatedAt", (SELECT name FROM levels WHERE id = a.level_id) AS "levelName"`,
+      [parentId],
+    );
+    await appendToOutbox(manager, [
+      {
+        tenantId: parent.productId,
+        eventType: VERIFICATION_EVENTS.COMPANY_CHILDREN_COMPLETED,
+        entityType: 'applicant',
+        entityId: parent.id,
+        data: {
+          applicantId: parent.id,
+          externalUserId: parent.externalUserId,
+          levelName: closed.levelName,
+          sandbox: parent.sandbox,
+          createdAtUtc: new Date(closed.updatedAt).toISOString(),
+        },
+      },
+    ]);
+  }
+
+  /** Locks the applicant row for the rest of the transaction. */
+  async lockApplicant(manager: EntityManager, applicantId: string): Promise<LockedApplicant | undefined> {
+    const [row] = await manager.query<LockedApplicant[]>(
+      `SELECT id, product_id AS "productId", external_user_id AS "externalUserId", level_id AS "levelId", status,
+              parent_applicant_id AS "parentApplicantId", sandbox, created_at AS "createdAt"
+         FROM applicants WHERE id = $1 FOR UPDATE`,
+      [applicantId],
+    );
+    return row;
+  }
+
+  private steps(manager: EntityManager, applicantId: string): Promise<StepOutcome[]> {
+    return manager.query<StepOutcome[]>(
+      `SELECT ${STEP_COLUMNS} FROM applicant_steps WHERE applicant_id = $1`,
+      [applicantId],
+    );
+  }
+
+  private async recordEvent(
+    manager: EntityManager,
+    applicant: Pick<LockedApplicant, 'id' | 'productId'>,
+    eventType: string,
+    actorType: string,
+    data: Record<string, unknown>,
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
+       VALUES ($1, $2, $3, $4, $5::jsonb)`,
+      [applicant.id, applicant.productId, eventType, actorType, JSON.stringify(data)],
+    );
+  }
+}
