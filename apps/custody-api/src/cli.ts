@@ -5,6 +5,8 @@ import { normalizeError, PlatformModule } from '@tessera/platform';
 import { loadEnv } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
+import { AssetsCoreModule } from './modules/assets/assets.module';
+import { AssetsService } from './modules/assets/assets.service';
 import { TenantsModule } from './modules/tenants/tenants.module';
 import { TenantsService } from './modules/tenants/tenants.service';
 
@@ -12,6 +14,9 @@ const USAGE = `Usage: pnpm --filter @tessera/custody-api cli <command>
   create-tenant <name>
   create-key <tenantId> --environment test|live --scopes s1,s2 [--ip-allow-list cidr1,cidr2]
   revoke-key <apiKey>
+  tenant-assets <tenantId>
+  disable-asset <tenantId> <assetId|symbol>
+  enable-asset <tenantId> <assetId|symbol>
 Prints JSON; the same calls as the operator API (POST /admin/...).`;
 
 @Module({})
@@ -30,6 +35,7 @@ class CliModule {
           logDestination: process.stderr,
         }),
         TenantsModule,
+        AssetsCoreModule,
       ],
     };
   }
@@ -49,13 +55,26 @@ const list = (value: string | undefined) =>
         .filter(Boolean);
 
 async function run(args: string[]): Promise<unknown> {
-  const [command, first] = args;
-  if (!command || !['create-tenant', 'create-key', 'revoke-key'].includes(command)) {
+  const [command, first, second] = args;
+  const commands = [
+    'create-tenant',
+    'create-key',
+    'revoke-key',
+    'tenant-assets',
+    'disable-asset',
+    'enable-asset',
+  ];
+  if (!command || !commands.includes(command)) {
     throw Object.assign(new Error(USAGE), { usage: true });
   }
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(), { logger: ['error'] });
   try {
     const tenants = app.get(TenantsService);
+    const assets = app.get(AssetsService);
+    if (command === 'tenant-assets') return await assets.tenantAssets(first ?? '');
+    if (command === 'disable-asset' || command === 'enable-asset') {
+      return await assets.setEnabledFor(first ?? '', second ?? '', command === 'enable-asset');
+    }
     if (command === 'create-tenant') return await tenants.createTenant({ name: first });
     if (command === 'create-key') {
       return await tenants.createKey(first, {

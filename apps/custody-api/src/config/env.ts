@@ -22,6 +22,10 @@ export const envSchema = baseEnvSchema.extend({
   CHAIN_SIM_BLOCK_MS: z.coerce.number().int().min(0).default(200),
   /** Simulator chain: withdrawals to these destination addresses fail at broadcast. */
   CHAIN_SIM_FAIL_DESTINATIONS: csv.default([]),
+  /** Worker: an in-flight transaction untouched for this long has its next step re-enqueued if lost. */
+  CUSTODY_SWEEP_AFTER_MS: z.coerce.number().int().min(1).default(60_000),
+  /** Worker: how often the stuck-transaction sweeper runs; 0 turns it off. */
+  CUSTODY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

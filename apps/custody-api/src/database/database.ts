@@ -1,6 +1,7 @@
 import { type ServiceDatabaseOptions, OutboxEventEntity } from '@tessera/platform';
 import { AddressBookEntryEntity } from '../modules/address-book/entities/address-book-entry.entity';
 import { AssetEntity } from '../modules/assets/entities/asset.entity';
+import { TenantAssetEntity } from '../modules/assets/entities/tenant-asset.entity';
 import { BalanceEntity } from '../modules/ledger/balance.entity';
 import { LedgerEntryEntity } from '../modules/ledger/ledger-entry.entity';
 import { ApiKeyEntity } from '../modules/tenants/entities/api-key.entity';
@@ -26,6 +27,7 @@ export const entities = [
   TransactionEntity,
   IdempotencyKeyEntity,
   OutboxEventEntity,
+  TenantAssetEntity,
 ];
 
 export const databaseOptions = (url: string): ServiceDatabaseOptions => ({

@@ -1,6 +1,14 @@
 import { OutboxNotifyTrigger1795230000000 } from '@tessera/platform';
 import { Init1795220342744 } from './1795220342744-Init';
 import { CustodyCore1795222478689 } from './1795222478689-CustodyCore';
+import { InFlightIndex1795231000000 } from './1795231000000-InFlightIndex';
+import { TenantAssets1795232000000 } from './1795232000000-TenantAssets';
 
 /** Every migration of schema "custody", oldest first. */
-export const migrations = [Init1795220342744, CustodyCore1795222478689, OutboxNotifyTrigger1795230000000];
+export const migrations = [
+  Init1795220342744,
+  CustodyCore1795222478689,
+  OutboxNotifyTrigger1795230000000,
+  InFlightIndex1795231000000,
+  TenantAssets1795232000000,
+];

@@ -46,6 +46,7 @@ export class AddressBookService {
     const body = createEntrySchema.parse(input ?? {});
     const asset = await this.assets.find(body.assetId);
     if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
+    await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
     if (!asset.requiresTag && body.tag !== undefined) {
       throw badRequest(`${asset.symbol} addresses take no tag`, { tag: ['This asset takes no tag'] });
     }

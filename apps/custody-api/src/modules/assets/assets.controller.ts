@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { RequireScope } from '../../common/caller';
+import { type Caller, CurrentCaller, RequireScope } from '../../common/caller';
 import { AssetsService } from './assets.service';
 
 @ApiTags('assets')
@@ -11,8 +11,8 @@ export class AssetsController {
 
   @Get()
   @RequireScope('assets:read')
-  @ApiOperation({ summary: 'List the enabled assets' })
-  async list() {
-    return { items: (await this.assets.list()).map((a) => this.assets.toDto(a)) };
+  @ApiOperation({ summary: "List the assets enabled for the caller's tenant" })
+  async list(@CurrentCaller() caller: Caller) {
+    return { items: (await this.assets.listFor(caller.tenantId)).map((a) => this.assets.toDto(a)) };
   }
 }

@@ -1,15 +1,17 @@
 import { Module } from '@nestjs/common';
+import { AdminGuard } from '../tenants/admin.guard';
+import { AssetsAdminController } from './assets-admin.controller';
 import { AssetsController } from './assets.controller';
 import { AssetsRepository } from './assets.repository';
 import { AssetsService } from './assets.service';
 
 @Module({
-  controllers: [AssetsController],
-  providers: [AssetsRepository, AssetsService],
+  controllers: [AssetsController, AssetsAdminController],
+  providers: [AssetsRepository, AssetsService, AdminGuard],
   exports: [AssetsService],
 })
 export class AssetsModule {}
 
-/** Asset lookups without the HTTP controller (worker role). */
+/** Asset lookups and per-tenant settings without the HTTP controllers (worker role, CLI). */
 @Module({ providers: [AssetsRepository, AssetsService], exports: [AssetsService] })
 export class AssetsCoreModule {}

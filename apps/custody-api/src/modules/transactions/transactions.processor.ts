@@ -6,7 +6,6 @@ import {
 } from '@tessera/contracts';
 import { ProcessJob } from '@tessera/platform';
 import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
-import type { BalanceDelta } from '../ledger/ledger';
 import {
   balanceUpdatedEvent,
   NEXT_STATUS,
@@ -15,25 +14,8 @@ import {
   type TransactionRecord,
 } from './transaction.record';
 import { AdvanceEnqueuer } from './advance-enqueuer';
-import { TransactionsRepository } from './transactions.repository';
-
-/** The ledger effect of entering a terminal state. */
-function terminalDeltas(t: TransactionRecord, status: CustodyTransactionStatus): BalanceDelta[] {
-  const units = BigInt(t.amount);
-  const base = { walletId: t.walletId, transactionId: t.id };
-  if (t.type === 'Withdrawal') {
-    if (status === 'Completed') return [{ ...base, kind: 'post', locked: -units, total: -units }];
-    return [{ ...base, kind: 'release', locked: -units, available: units }];
-  }
-  if (t.type === 'Deposit') {
-    if (status === 'Completed') {
-      return [{ ...base, kind: 'deposit-credit', pending: -units, total: units, available: units }];
-    }
-    return [{ ...base, kind: 'deposit-drop', pending: -units }];
-  }
-  // Internal transfers moved both balances atomically at creation.
-  return [];
-}
+import { terminalDeltas } from './terminal-effects';
+import { TransactionsRepository, type TransitionMove } from './transactions.repository';
 
 /**
  * The transaction state machine (worker role). Each job moves one transaction one step from
@@ -53,33 +35,51 @@ export class TransactionsProcessor {
   async advance(payload: CustodyTransactionAdvancePayload): Promise<void> {
     const current = await this.repository.load(payload.transactionId);
     if (!current || current.status !== payload.expectedStatus) return;
-    let next = NEXT_STATUS[current.status];
+    const next = NEXT_STATUS[current.status];
     if (!next) return;
-    let txHash: string | null = null;
-    let failureReason: string | null = null;
-    if (next === 'Broadcasting' && current.type !== 'InternalTransfer') {
-      const result = await this.chain.broadcast({
-        transactionId: current.id,
-        network: current.assetNetwork,
-        destinationAddress: current.destinationAddress,
-        amount: current.amount,
-      });
-      if (result.ok) txHash = result.txHash;
-      else {
-        next = 'Failed';
-        failureReason = result.reason;
-      }
-    }
-    const status = next;
+    // The broadcast is the one step with an effect outside the database: it runs under the row lock, so a
+    // cancel either lands before it (and nothing is broadcast) or waits and then finds Broadcasting.
+    const updated =
+      next === 'Broadcasting' && current.type !== 'InternalTransfer'
+        ? await this.repository.transitionWhileLocked(current.id, current.status, (locked) =>
+            this.broadcast(locked),
+          )
+        : await this.apply(current, this.move(current, next, null, null));
+    if (!updated) return;
+    this.logger.debug({ transactionId: updated.id, status: updated.status }, 'transaction moved');
+    if (TERMINAL_STATUSES.includes(updated.status)) return;
+    await this.enqueuer.enqueue(updated.id, updated.status, updated.assetConfirmations);
+  }
+
+  private apply(current: TransactionRecord, m: TransitionMove) {
+    return this.repository.transition(current.id, current.status, m.next, m.patch, m.deltas, m.events);
+  }
+
+  private async broadcast(current: TransactionRecord): Promise<TransitionMove> {
+    const result = await this.chain.broadcast({
+      transactionId: current.id,
+      network: current.assetNetwork,
+      destinationAddress: current.destinationAddress,
+      amount: current.amount,
+    });
+    return result.ok
+      ? this.move(current, 'Broadcasting', result.txHash, null)
+      : this.move(current, 'Failed', null, result.reason);
+  }
+
+  private move(
+    current: TransactionRecord,
+    status: CustodyTransactionStatus,
+    txHash: string | null,
+    failureReason: string | null,
+  ): TransitionMove {
     const terminal = TERMINAL_STATUSES.includes(status);
     const deltas = terminal ? terminalDeltas(current, status) : [];
-    const updated = await this.repository.transition(
-      current.id,
-      current.status,
-      status,
-      { txHash, failureReason, terminal },
+    return {
+      next: status,
+      patch: { txHash, failureReason, terminal },
       deltas,
-      (t) => [
+      events: (t) => [
         {
           tenantId: t.tenantId,
           eventType: 'transaction.status.updated',
@@ -89,10 +89,6 @@ export class TransactionsProcessor {
         },
         ...(deltas.length > 0 ? [balanceUpdatedEvent(t.tenantId, t.vaultId, t.assetId)] : []),
       ],
-    );
-    if (!updated) return;
-    this.logger.debug({ transactionId: updated.id, status }, 'transaction moved');
-    if (terminal) return;
-    await this.enqueuer.enqueue(updated.id, status, updated.assetConfirmations);
+    };
   }
 }

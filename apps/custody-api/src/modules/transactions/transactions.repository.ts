@@ -2,10 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { CustodyTransactionStatus } from '@tessera/contracts';
 import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { applyBalanceDeltas, type BalanceDelta, rowsOf } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
+
+/** One move of the machine: the next status, the row patch, its ledger effect and its events. */
+export interface TransitionMove {
+  next: CustodyTransactionStatus;
+  patch: { txHash?: string | null; failureReason?: string | null; terminal: boolean };
+  deltas: BalanceDelta[];
+  events: (updated: TransactionRecord) => OutboxEvent[];
+}
 
 export interface TransactionFilters {
   take: number;
@@ -86,27 +94,59 @@ export class TransactionsRepository {
     id: string,
     expected: CustodyTransactionStatus,
     next: CustodyTransactionStatus,
-    patch: { txHash?: string | null; failureReason?: string | null; terminal: boolean },
+    patch: TransitionMove['patch'],
     deltas: BalanceDelta[],
     events: (updated: TransactionRecord) => OutboxEvent[],
   ): Promise<TransactionRecord | undefined> {
+    return this.db.transaction((manager) =>
+      this.applyTransition(manager, id, expected, { next, patch, deltas, events }),
+    );
+  }
+
+  /**
+   * A move whose step has an outside effect (a broadcast) that must not race another move such as a
+   * cancel: the row is locked first (SELECT … FOR UPDATE, still in `expected`), `decide` runs while the lock
+   * is held, and its move is applied in the same database transaction. A concurrent compare-and-set waits for
+   * the lock and then finds the new status. Undefined when the transaction had already left `expected`
+   * (`decide` is not called then).
+   */
+  async transitionWhileLocked(
+    id: string,
+    expected: CustodyTransactionStatus,
+    decide: (locked: TransactionRecord) => Promise<TransitionMove>,
+  ): Promise<TransactionRecord | undefined> {
     return this.db.transaction(async (manager) => {
-      const moved = rowsOf<{ id: string }>(
-        await manager.query(
-          `UPDATE "transactions" SET "status" = $3, "updated_at" = now(),
-             "tx_hash" = COALESCE($4, "tx_hash"), "failure_reason" = COALESCE($5, "failure_reason"),
-             "completed_at" = CASE WHEN $6::boolean THEN now() ELSE "completed_at" END
-           WHERE "id" = $1 AND "status" = $2 RETURNING "id"`,
-          [id, expected, next, patch.txHash ?? null, patch.failureReason ?? null, patch.terminal],
-        ),
-      );
-      if (moved.length === 0) return undefined;
-      await applyBalanceDeltas(manager, deltas);
-      const [updated] = (await manager.query(`${RECORD_SELECT} WHERE t."id" = $1`, [
-        id,
-      ])) as TransactionRecord[];
-      await appendToOutbox(manager, events(updated));
-      return updated;
+      const [locked] = (await manager.query(
+        `${RECORD_SELECT} WHERE t."id" = $1 AND t."status" = $2 FOR UPDATE OF t`,
+        [id, expected],
+      )) as TransactionRecord[];
+      if (!locked) return undefined;
+      return this.applyTransition(manager, id, expected, await decide(locked));
     });
+  }
+
+  private async applyTransition(
+    manager: EntityManager,
+    id: string,
+    expected: CustodyTransactionStatus,
+    move: TransitionMove,
+  ): Promise<TransactionRecord | undefined> {
+    const { next, patch, deltas, events } = move;
+    const moved = rowsOf<{ id: string }>(
+      await manager.query(
+        `UPDATE "transactions" SET "status" = $3, "updated_at" = now(),
+           "tx_hash" = COALESCE($4, "tx_hash"), "failure_reason" = COALESCE($5, "failure_reason"),
+           "completed_at" = CASE WHEN $6::boolean THEN now() ELSE "completed_at" END
+         WHERE "id" = $1 AND "status" = $2 RETURNING "id"`,
+        [id, expected, next, patch.txHash ?? null, patch.failureReason ?? null, patch.terminal],
+      ),
+    );
+    if (moved.length === 0) return undefined;
+    await applyBalanceDeltas(manager, deltas);
+    const [updated] = (await manager.query(`${RECORD_SELECT} WHERE t."id" = $1`, [
+      id,
+    ])) as TransactionRecord[];
+    await appendToOutbox(manager, events(updated));
+    return updated;
   }
 }

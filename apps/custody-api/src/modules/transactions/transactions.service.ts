@@ -174,6 +174,7 @@ export class TransactionsService {
       });
     }
     const asset = (await this.assets.find(source.assetId))!;
+    await this.assets.assertEnabledFor(caller.tenantId, asset, 'sourceWalletId');
     const units = this.units(asset, body.amount);
     const record: TransactionRecord = {
       ...this.baseRecord(caller, 'InternalTransfer', source, asset, units),
@@ -217,6 +218,7 @@ export class TransactionsService {
     const claim = { endpoint: 'withdraw', key, requestHash: hashBody(body) };
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
     const asset = (await this.assets.find(source.assetId))!;
+    await this.assets.assertEnabledFor(caller.tenantId, asset, 'sourceWalletId');
     const units = this.units(asset, body.amount);
     const destination = normalizeExternalAddress(
       asset,

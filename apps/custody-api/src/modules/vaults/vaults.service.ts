@@ -91,6 +91,7 @@ export class VaultsService {
     await this.vaultOrThrow(caller, vaultId);
     const asset = await this.assets.find(body.assetId);
     if (!asset) throw notFound('Asset not found');
+    await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
     const wallet = await this.repository.createWallet(
       caller,
       vaultId,

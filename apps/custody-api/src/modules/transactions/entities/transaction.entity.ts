@@ -4,6 +4,10 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Entity({ name: 'transactions' })
 @Index('transactions_list_idx', ['tenantId', 'environment', 'createdAt', 'id'])
 @Check('transactions_amount_positive', '"amount" > 0')
+// In-flight rows only, for the stuck-transaction sweeper (StuckTransactionsRepository).
+@Index('transactions_in_flight_idx', ['updatedAt'], {
+  where: `"status" IN ('Submitted', 'PendingSignature', 'Broadcasting', 'Confirming')`,
+})
 export class TransactionEntity {
   @PrimaryColumn('uuid')
   id: string;

@@ -1,0 +1,129 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { type CustodyTransactionStatus, JOBS, parseJobPayload } from '@tessera/contracts';
+import { DEFAULT_JOB_OPTIONS, JobQueues } from '@tessera/platform';
+import type { JobState } from 'bullmq';
+import { InjectEnv } from '../../common/config';
+import type { Env } from '../../config/env';
+import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
+import { type StuckTransaction, StuckTransactionsRepository } from './stuck-transactions.repository';
+
+/** The advance job of one step; the same id scheme as AdvanceEnqueuer. */
+export const advanceJobId = (transactionId: string, status: CustodyTransactionStatus) =>
+  `adv-${transactionId}-${status}`;
+
+/** A job in one of these states will still run: the transaction is slow, not stuck. */
+const ALIVE: (JobState | 'unknown')[] = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-children'];
+
+const PAGE = 200;
+
+export interface SweepResult {
+  /** False when another replica held the sweep lock (nothing was looked at). */
+  swept: boolean;
+  /** In-flight transactions older than the threshold. */
+  found: number;
+  /** Of those, how many had no live job and got one. */
+  requeued: number;
+}
+
+/**
+ * Worker role: re-drives transactions whose next-step job was lost. The API and the worker commit a status
+ * first and enqueue its next step after; a crash in between leaves the transaction in a non-terminal status
+ * with no job. Every CUSTODY_SWEEP_INTERVAL_MS the sweeper looks at in-flight transactions untouched for
+ * CUSTODY_SWEEP_AFTER_MS and, for each whose `adv-<id>-<status>` job is missing, completed or failed, removes
+ * that job record and adds it again (BullMQ ignores an add whose id exists in any state, so a completed or
+ * failed record would otherwise swallow the re-add). Re-running a step is safe: the processor's
+ * compare-and-set makes a stale job a no-op. One replica sweeps at a time (advisory lock).
+ */
+@Injectable()
+export class StuckTransactionSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(StuckTransactionSweeper.name);
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly repository: StuckTransactionsRepository,
+    private readonly jobs: JobQueues,
+    @Inject(CHAIN_ADAPTER) private readonly chain: ChainAdapter,
+    @InjectEnv() private readonly env: Env,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.env.CUSTODY_SWEEP_INTERVAL_MS > 0) this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.sweep()
+        .catch((err: Error) => this.logger.error({ err: err.message }, 'stuck-transaction sweep failed'))
+        .finally(() => {
+          this.running = null;
+          this.schedule();
+        });
+    }, this.env.CUSTODY_SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  /** One sweep; `olderThanMs` defaults to CUSTODY_SWEEP_AFTER_MS. */
+  async sweep(olderThanMs = this.env.CUSTODY_SWEEP_AFTER_MS): Promise<SweepResult> {
+    const result: SweepResult = { swept: false, found: 0, requeued: 0 };
+    result.swept = await this.repository.withSweepLock(async (pager) => {
+      for (;;) {
+        const page = await pager.next(olderThanMs, PAGE);
+        result.found += page.length;
+        result.requeued += await this.requeue(page);
+        if (page.length < PAGE || this.stopped) return;
+      }
+    });
+    if (result.requeued > 0) this.logger.warn(result, 're-enqueued lost transaction steps');
+    return result;
+  }
+
+  private async requeue(page: StuckTransaction[]): Promise<number> {
+    const queue = this.jobs.queue(JOBS.CUSTODY_TRANSACTION_ADVANCE.queue);
+    const lost = (
+      await Promise.all(
+        page.map(async (t) => {
+          const jobId = advanceJobId(t.id, t.status);
+          const state = await queue.getJobState(jobId);
+          if (ALIVE.includes(state)) return undefined;
+          if (state !== 'unknown') await queue.remove(jobId);
+          return t;
+        }),
+      )
+    ).filter((t): t is StuckTransaction => t !== undefined);
+    if (lost.length === 0) return 0;
+    const job = JOBS.CUSTODY_TRANSACTION_ADVANCE;
+    await queue.addBulk(
+      lost.map((t) => ({
+        name: job.name,
+        data: parseJobPayload(job, { transactionId: t.id, expectedStatus: t.status }),
+        opts: { ...DEFAULT_JOB_OPTIONS, delay: this.remainingDelay(t), jobId: advanceJobId(t.id, t.status) },
+      })),
+    );
+    return lost.length;
+  }
+
+  /** What is left of the step's normal delay (Confirming can outlast the threshold on a slow chain). */
+  private remainingDelay(t: StuckTransaction): number {
+    const delay =
+      t.status === 'Confirming'
+        ? this.chain.confirmationDelayMs(t.assetConfirmations)
+        : this.chain.stepDelayMs();
+    return Math.max(0, Math.round(delay - t.ageMs));
+  }
+
+  /** Stops the timer and lets a running sweep finish before the queues and the database close. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+}

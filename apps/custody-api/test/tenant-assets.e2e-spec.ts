@@ -1,0 +1,239 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { TEST_ADMIN_TOKEN } from '@tessera/testing';
+import request from 'supertest';
+import { AssetsRepository } from '../src/modules/assets/assets.repository';
+import {
+  admin,
+  ASSETS,
+  client,
+  type Client,
+  createKey,
+  createTenant,
+  fundedWallet,
+  type Harness,
+  newIdempotencyKey,
+  sql,
+  startHarness,
+  waitFor,
+} from './support';
+
+const CLI = join(__dirname, '../dist/cli.js');
+const BTC_BOOK = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+const ETH_BOOK = '0x52908400098527886E0F7030069857D2E4169EE7';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h?.close());
+
+const adminGet = (path: string) =>
+  request(h.api.getHttpServer()).get(path).set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`);
+
+async function tenantWithKey(name: string): Promise<{ tenantId: string; api: Client }> {
+  const tenantId = await createTenant(h.api, name);
+  return { tenantId, api: client(h.api, await createKey(h.api, tenantId)) };
+}
+
+const symbols = async (api: Client) =>
+  ((await api.get('/assets').expect(200)).body.items as { symbol: string }[]).map((a) => a.symbol).sort();
+
+describe('per-tenant assets', () => {
+  it('disabling hides the asset from GET /assets for that tenant only; enabling brings it back', async () => {
+    const a = await tenantWithKey('A');
+    const b = await tenantWithKey('B');
+    expect(await symbols(a.api)).toEqual(['BTC', 'ETH', 'USDT', 'XRP']);
+    const disabled = await admin(h.api)
+      .post(`/admin/tenants/${a.tenantId}/assets/${ASSETS.XRP}/disable`)
+      .expect(200);
+    expect(disabled.body).toEqual({
+      tenantId: a.tenantId,
+      assetId: ASSETS.XRP,
+      symbol: 'XRP',
+      network: 'ripple',
+      enabled: false,
+      updatedAt: expect.any(String),
+    });
+    expect(await symbols(a.api)).toEqual(['BTC', 'ETH', 'USDT']);
+    expect(await symbols(b.api)).toEqual(['BTC', 'ETH', 'USDT', 'XRP']);
+    // Disabling twice is the same state.
+    await admin(h.api).post(`/admin/tenants/${a.tenantId}/assets/${ASSETS.XRP}/disable`).expect(200);
+
+    const view = await adminGet(`/admin/tenants/${a.tenantId}/assets`).expect(200);
+    expect(view.body.items).toHaveLength(4);
+    expect(view.body.items).toEqual(
+      expect.arrayContaining([
+        { ...disabled.body, updatedAt: expect.any(String) },
+        {
+          tenantId: a.tenantId,
+          assetId: ASSETS.BTC,
+          symbol: 'BTC',
+          network: 'bitcoin',
+          enabled: true,
+          updatedAt: null,
+        },
+      ]),
+    );
+
+    const enabled = await admin(h.api)
+      .post(`/admin/tenants/${a.tenantId}/assets/${ASSETS.XRP}/enable`)
+      .expect(200);
+    expect(enabled.body).toMatchObject({ assetId: ASSETS.XRP, enabled: true, updatedAt: expect.any(String) });
+    expect(await symbols(a.api)).toEqual(['BTC', 'ETH', 'USDT', 'XRP']);
+  });
+
+  it('a disabled asset: 400 on assetId for a new wallet and a new address-book entry; 201 again once enabled', async () => {
+    const { tenantId, api } = await tenantWithKey('Wallets');
+    const vault = (await api.post('/vaults', { externalId: 'v1', name: 'V' }).expect(201)).body;
+    await admin(h.api).post(`/admin/tenants/${tenantId}/assets/${ASSETS.ETH}/disable`).expect(200);
+
+    const wallet = await api.post(`/vaults/${vault.id}/wallets`, { assetId: ASSETS.ETH }).expect(400);
+    expect(wallet.body).toEqual({
+      message: 'Asset ETH is disabled for this tenant',
+      errors: { assetId: ['ETH is disabled for this tenant'] },
+    });
+    const entry = await api
+      .post('/address-book', { assetId: ASSETS.ETH, address: ETH_BOOK, label: 'x' })
+      .expect(400);
+    expect(entry.body.errors).toEqual({ assetId: ['ETH is disabled for this tenant'] });
+    const [counts] = await sql<{ wallets: number; entries: number }>(
+      h,
+      `SELECT (SELECT count(*)::int FROM wallets WHERE tenant_id = $1) AS wallets,
+              (SELECT count(*)::int FROM address_book WHERE tenant_id = $1) AS entries`,
+      [tenantId],
+    );
+    expect(counts).toEqual({ wallets: 0, entries: 0 });
+    // Other assets are unaffected.
+    await api.post(`/vaults/${vault.id}/wallets`, { assetId: ASSETS.BTC }).expect(201);
+
+    await admin(h.api).post(`/admin/tenants/${tenantId}/assets/${ASSETS.ETH}/enable`).expect(200);
+    await api.post(`/vaults/${vault.id}/wallets`, { assetId: ASSETS.ETH }).expect(201);
+    await api.post('/address-book', { assetId: ASSETS.ETH, address: ETH_BOOK, label: 'x' }).expect(201);
+  });
+
+  it('transfers and withdrawals of a disabled asset are 400 and create nothing; existing wallets still receive', async () => {
+    const { tenantId, api } = await tenantWithKey('Moves');
+    await api.post('/address-book', { assetId: ASSETS.BTC, address: BTC_BOOK, label: 'Cold' }).expect(201);
+    const a = await fundedWallet(api, ASSETS.BTC, '2');
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    await admin(h.api).post(`/admin/tenants/${tenantId}/assets/BTC/disable`).expect(200);
+
+    const transfer = () =>
+      api.post(
+        '/transactions/transfer',
+        { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.5' },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+    const withdraw = () =>
+      api.post(
+        '/transactions/withdraw',
+        { sourceWalletId: a.walletId, destinationAddress: BTC_BOOK, amount: '0.5' },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+    for (const res of [await transfer(), await withdraw()]) {
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        message: 'Asset BTC is disabled for this tenant',
+        errors: { sourceWalletId: ['BTC is disabled for this tenant'] },
+      });
+    }
+    const [count] = await sql<{ n: number }>(
+      h,
+      `SELECT count(*)::int AS n FROM transactions WHERE tenant_id = $1 AND type <> 'Deposit'`,
+      [tenantId],
+    );
+    expect(count.n).toBe(0);
+    expect((await api.get(`/wallets/${a.walletId}/balance`).expect(200)).body).toMatchObject({
+      total: '2',
+      available: '2',
+      locked: '0',
+    });
+    // Funds arriving on-chain cannot be refused: an existing wallet is still credited.
+    const dep = await api.post('/sandbox/deposits', { walletId: b.walletId, amount: '0.1' }).expect(201);
+    await waitFor(
+      () => api.get(`/transactions/${dep.body.transactionId}`).then((r) => r.body.status),
+      (s) => s === 'Completed',
+    );
+
+    await admin(h.api).post(`/admin/tenants/${tenantId}/assets/BTC/enable`).expect(200);
+    expect((await transfer()).status).toBe(201);
+    expect((await withdraw()).status).toBe(201);
+  });
+
+  it('the transfer path reads the disabled set from memory: no query per request once cached', async () => {
+    const { api } = await tenantWithKey('Hot');
+    const a = await fundedWallet(api, ASSETS.BTC, '1');
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    const body = { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.01' };
+    const send = () => api.post('/transactions/transfer', body, { 'idempotency-key': newIdempotencyKey() });
+    const cachedAt = Date.now();
+    expect((await send()).status).toBe(201);
+    const spy = jest.spyOn(h.api.get(AssetsRepository, { strict: false }), 'disabledFor');
+    try {
+      for (let i = 0; i < 5; i++) expect((await send()).status).toBe(201);
+      // At most one refresh per 5 s cache period (none when the loop is quicker than that).
+      expect(spy.mock.calls.length).toBeLessThanOrEqual(Math.floor((Date.now() - cachedAt) / 5000));
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('operator errors: 404 for an unknown or malformed tenant and an unknown asset, 401 without the token', async () => {
+    const tenantId = await createTenant(h.api, 'Errors');
+    const unknownTenant = '00000000-0000-4000-8000-000000000000';
+    for (const path of [
+      `/admin/tenants/${unknownTenant}/assets/${ASSETS.BTC}/disable`,
+      `/admin/tenants/not-a-uuid/assets/${ASSETS.BTC}/enable`,
+    ]) {
+      expect((await admin(h.api).post(path).expect(404)).body).toEqual({ message: 'Tenant not found' });
+    }
+    await adminGet(`/admin/tenants/${unknownTenant}/assets`).expect(404);
+    for (const asset of ['DOGE', unknownTenant]) {
+      const res = await admin(h.api).post(`/admin/tenants/${tenantId}/assets/${asset}/disable`).expect(404);
+      expect(res.body).toEqual({ message: 'Asset not found' });
+    }
+    await request(h.api.getHttpServer())
+      .post(`/admin/tenants/${tenantId}/assets/${ASSETS.BTC}/disable`)
+      .expect(401);
+    const [rows] = await sql<{ n: number }>(
+      h,
+      `SELECT count(*)::int AS n FROM tenant_assets WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    expect(rows.n).toBe(0);
+  });
+
+  it('the CLI has the same commands; the API sees a change made elsewhere within its 5 s cache', async () => {
+    const { tenantId, api } = await tenantWithKey('Cli');
+    const cli = async (...args: string[]) => {
+      const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...args], {
+        env: { ...process.env, ...h.env.env, LOG_LEVEL: 'error' },
+      });
+      return JSON.parse(stdout);
+    };
+    const disabled = await cli('disable-asset', tenantId, 'usdt');
+    expect(disabled).toMatchObject({ tenantId, assetId: ASSETS.USDT, symbol: 'USDT', enabled: false });
+    // This tenant's set was not cached yet: the change shows at once.
+    expect(await symbols(api)).toEqual(['BTC', 'ETH', 'XRP']);
+    const listed = await cli('tenant-assets', tenantId);
+    expect(listed.items.find((i: { symbol: string }) => i.symbol === 'USDT')).toMatchObject({
+      enabled: false,
+    });
+    await cli('enable-asset', tenantId, ASSETS.USDT);
+    await waitFor(
+      () => symbols(api),
+      (s) => s.includes('USDT'),
+    );
+    const failure = await promisify(execFile)(process.execPath, [CLI, 'disable-asset', tenantId, 'DOGE'], {
+      env: { ...process.env, ...h.env.env, LOG_LEVEL: 'error' },
+    }).catch((err: { code: number; stdout: string }) => err);
+    expect(failure).toMatchObject({ code: 1 });
+    expect(JSON.parse((failure as { stdout: string }).stdout)).toMatchObject({
+      status: 404,
+      message: 'Asset not found',
+    });
+  });
+});
