@@ -4,6 +4,7 @@ import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { QUEUES } from '@tessera/contracts';
 import { migrations } from './database/migrations';
+import { startMachineOnCreated } from './modules/transactions/machine-start';
 import { TransactionsProcessingModule } from './modules/transactions/transactions-processing.module';
 
 /** The worker role's module: platform wiring plus the consumers (the transaction state machine). */
@@ -23,8 +24,13 @@ export class WorkerModule {
           ...overrides,
         }),
         TransactionsProcessingModule,
-        // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
-        OutboxRelayModule.forRoot({ source: 'custody', enabled: env.OUTBOX_RELAY_ENABLED }),
+        // Relays committed outbox rows to webhook.events and starts each new transaction's machine
+        // (OUTBOX_RELAY_ENABLED=false leaves it idle: keep it on in at least one worker).
+        OutboxRelayModule.forRoot({
+          source: 'custody',
+          enabled: env.OUTBOX_RELAY_ENABLED,
+          followUps: startMachineOnCreated(env.CHAIN_SIM_STEP_DELAY_MS),
+        }),
       ],
     };
   }

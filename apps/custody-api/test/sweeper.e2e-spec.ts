@@ -6,6 +6,7 @@ import type { Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { loadEnv } from '../src/config/env';
+import { advanceJobId } from '../src/modules/transactions/advance-enqueuer';
 import { StuckTransactionSweeper } from '../src/modules/transactions/stuck-transaction-sweeper';
 import { TransactionsProcessor } from '../src/modules/transactions/transactions.processor';
 import { WorkerModule } from '../src/worker.module';
@@ -48,15 +49,21 @@ const bootWorker = (vars: Record<string, string>) =>
     { rpc: false },
   );
 
-/** A sandbox deposit of 1 BTC into a new wallet: Submitted, with its first step queued. */
+/**
+ * A sandbox deposit of 1 BTC into a new wallet: Submitted, with its first step queued as the worker's
+ * outbox relay queues it (and its outbox rows stamped relayed, so no relay queues it again).
+ */
 async function deposit() {
   const w = await fundedWallet(api, ASSETS.BTC, undefined);
   const dep = await api.post('/sandbox/deposits', { walletId: w.walletId, amount: '1' }).expect(201);
   const id: string = dep.body.transactionId;
-  await waitFor(
-    () => queue.getJobState(`adv-${id}-Submitted`),
-    (s) => s === 'waiting' || s === 'delayed',
-  );
+  await sql(h, `UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL`);
+  await h.api
+    .get(JobQueues, { strict: false })
+    .addBulk('CUSTODY_TRANSACTION_ADVANCE', [
+      { jobId: advanceJobId(id, 'Submitted'), payload: { transactionId: id, expectedStatus: 'Submitted' } },
+    ]);
+  expect(await queue.getJobState(advanceJobId(id, 'Submitted'))).toBe('waiting');
   return { id, walletId: w.walletId };
 }
 

@@ -66,14 +66,14 @@ export class JobQueues implements OnModuleDestroy {
 
   async addBulk<K extends JobKey>(
     key: K,
-    items: { payload: JobPayload<K>; jobId?: string }[],
+    items: { payload: JobPayload<K>; jobId?: string; delayMs?: number }[],
   ): Promise<void> {
     const job: JobDefinition = JOBS[key];
     await this.queue(job.queue).addBulk(
       items.map((item) => ({
         name: job.name,
         data: parseJobPayload(job, item.payload),
-        opts: { jobId: item.jobId },
+        opts: { jobId: item.jobId, ...(item.delayMs ? { delay: item.delayMs } : {}) },
       })),
     );
   }

@@ -7,6 +7,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import type { JobKey, JobPayload } from '@tessera/contracts';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { JobQueues } from './jobs';
@@ -21,6 +22,29 @@ export interface OutboxRelayOptions {
   /** Backstop poll when no NOTIFY arrives (default 1000 ms; the contract's "about every 5 s" is a ceiling). */
   pollMs?: number;
   batchSize?: number;
+  /**
+   * Jobs of the producing service that an event starts, enqueued in the same relay step as its webhook job
+   * (custody: `transaction.created` starts the transaction's machine). Enqueued only after the event's
+   * commit, and again after a crash before the row is stamped, so give them deterministic job ids.
+   */
+  followUps?: (event: RelayedEvent) => FollowUpJob[];
+}
+
+/** An outbox row as the relay hands it on. */
+export interface RelayedEvent {
+  id: string;
+  tenantId: string;
+  eventType: string;
+  entityType: string;
+  entityId: string;
+  data: Record<string, unknown>;
+}
+
+export interface FollowUpJob<K extends JobKey = JobKey> {
+  job: K;
+  jobId: string;
+  payload: JobPayload<K>;
+  delayMs?: number;
 }
 
 export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
@@ -145,11 +169,30 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
           },
         })),
       );
+      await this.enqueueFollowUps(rows);
       await manager.query('UPDATE outbox SET relayed_at = now() WHERE id = ANY($1::uuid[])', [
         rows.map((r) => r.id),
       ]);
       return rows.length;
     });
+  }
+
+  private async enqueueFollowUps(rows: OutboxRow[]): Promise<void> {
+    const { followUps } = this.options;
+    if (!followUps) return;
+    const byJob = new Map<JobKey, FollowUpJob[]>();
+    for (const r of rows) {
+      const event = {
+        id: r.id,
+        tenantId: r.tenant_id,
+        eventType: r.event_type,
+        entityType: r.entity_type,
+        entityId: r.entity_id,
+        data: r.data,
+      };
+      for (const f of followUps(event)) byJob.set(f.job, [...(byJob.get(f.job) ?? []), f]);
+    }
+    for (const [job, items] of byJob) await this.queues.addBulk(job, items as FollowUpJob<typeof job>[]);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -3,6 +3,10 @@ import { type CustodyTransactionStatus, JOBS, parseJobPayload } from '@tessera/c
 import { DEFAULT_JOB_OPTIONS, JobQueues } from '@tessera/platform';
 import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
 
+/** The advance job of one step: a repeated enqueue of the same step is a no-op. */
+export const advanceJobId = (transactionId: string, status: CustodyTransactionStatus) =>
+  `adv-${transactionId}-${status}`;
+
 interface Pending {
   transactionId: string;
   status: CustodyTransactionStatus;
@@ -14,7 +18,8 @@ interface Pending {
 /**
  * Enqueues the next step of the transaction machine. Requests arriving in the same event-loop turn share
  * one addBulk round trip to Redis; each caller still waits for its own job to be stored. Job ids are
- * `adv-<transactionId>-<status>`, so a repeated enqueue of one step is a no-op.
+ * `adv-<transactionId>-<status>`, so a repeated enqueue of one step is a no-op. The first step of a new
+ * transaction is enqueued by the outbox relay instead (machine-start.ts).
  */
 @Injectable()
 export class AdvanceEnqueuer {
@@ -49,7 +54,7 @@ export class AdvanceEnqueuer {
         batch.map((p) => ({
           name: job.name,
           data: parseJobPayload(job, { transactionId: p.transactionId, expectedStatus: p.status }),
-          opts: { ...DEFAULT_JOB_OPTIONS, delay: p.delay, jobId: `adv-${p.transactionId}-${p.status}` },
+          opts: { ...DEFAULT_JOB_OPTIONS, delay: p.delay, jobId: advanceJobId(p.transactionId, p.status) },
         })),
       );
       for (const p of batch) p.resolve();

@@ -5,17 +5,14 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { type CustodyTransactionStatus, JOBS, parseJobPayload } from '@tessera/contracts';
+import { JOBS, parseJobPayload } from '@tessera/contracts';
 import { DEFAULT_JOB_OPTIONS, JobQueues } from '@tessera/platform';
 import type { JobState } from 'bullmq';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
+import { advanceJobId } from './advance-enqueuer';
 import { type StuckTransaction, StuckTransactionsRepository } from './stuck-transactions.repository';
-
-/** The advance job of one step; the same id scheme as AdvanceEnqueuer. */
-export const advanceJobId = (transactionId: string, status: CustodyTransactionStatus) =>
-  `adv-${transactionId}-${status}`;
 
 /** A job in one of these states will still run: the transaction is slow, not stuck. */
 const ALIVE: (JobState | 'unknown')[] = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-children'];

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { AdvanceEnqueuer } from './advance-enqueuer';
 import { AddressBookModule } from '../address-book/address-book.module';
 import { AssetsModule } from '../assets/assets.module';
 import { ChainModule } from '../chain/chain.module';
@@ -15,12 +14,6 @@ import { TransactionsService } from './transactions.service';
 @Module({
   imports: [VaultsModule, AssetsModule, AddressBookModule, ChainModule],
   controllers: [TransactionsController, TransactionCancelController],
-  providers: [
-    TransactionsRepository,
-    TransactionWriter,
-    TransactionsService,
-    AdvanceEnqueuer,
-    TransactionCancelService,
-  ],
+  providers: [TransactionsRepository, TransactionWriter, TransactionsService, TransactionCancelService],
 })
 export class TransactionsModule {}

@@ -19,7 +19,6 @@ import {
   transactionDto,
   transactionFields,
 } from './transaction.record';
-import { AdvanceEnqueuer } from './advance-enqueuer';
 import { type NewTransaction, type StoredResponse, TransactionWriter } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
 
@@ -74,7 +73,6 @@ export class TransactionsService {
     private readonly vaults: VaultsService,
     private readonly assets: AssetsService,
     private readonly addressBook: AddressBookService,
-    private readonly enqueuer: AdvanceEnqueuer,
   ) {}
 
   private idempotencyKey(value: string | string[] | undefined): string {
@@ -301,7 +299,7 @@ export class TransactionsService {
       throw badRequest('Insufficient available balance', { amount: ['Exceeds the available balance'] });
     }
     if ('existing' in outcome) return this.storedOrMismatch(outcome.existing, claim!.requestHash);
-    await this.enqueuer.enqueue(record.id, 'Submitted');
+    // The worker's outbox relay starts the machine from the committed transaction.created event.
     return response;
   }
 
