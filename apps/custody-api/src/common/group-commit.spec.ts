@@ -72,4 +72,27 @@ describe('GroupCommit', () => {
     await expect(commit.submit({ id: 1, bad: true })).rejects.toThrow('bad item in 1');
     await expect(commit.submit({ id: 2 })).resolves.toBe('done 2');
   });
+
+  it('with maxInFlight 2, a second batch is written while the first is in flight', async () => {
+    let active = 0;
+    let peak = 0;
+    const batches: number[][] = [];
+    const commit = new GroupCommit(
+      async (items: Item[]) => {
+        batches.push(items.map((i) => i.id));
+        peak = Math.max(peak, ++active);
+        await sleep(20);
+        active--;
+        return items.map((i) => i.id);
+      },
+      { maxBatch: 100, maxInFlight: 2, conflictKey: (i: Item) => i.key },
+    );
+    const first = commit.submit({ id: 1, key: 'a' });
+    await sleep(5);
+    // 2 shares key a with the batch in flight: it waits; 3 goes out at once in a second batch.
+    const rest = [commit.submit({ id: 2, key: 'a' }), commit.submit({ id: 3, key: 'b' })];
+    await Promise.all([first, ...rest]);
+    expect(peak).toBe(2);
+    expect(batches).toEqual([[1], [3], [2]]);
+  });
 });

@@ -7,20 +7,24 @@ interface Waiting<I, O> {
 export interface GroupCommitOptions<I> {
   /** Most items written by one call of the writer. */
   maxBatch: number;
+  /** Batches written at once (default 1). A second batch can prepare while the first holds its locks. */
+  maxInFlight?: number;
   /** Items with the same key never share a batch: the later one waits for the next. */
   conflictKey?: (item: I) => string | undefined;
 }
 
 /**
- * Group commit: callers submit one item each; items that arrive while a batch is being written are
+ * Group commit: callers submit one item each; items that arrive while batches are being written are
  * written together by the next call of `write`, so N concurrent requests cost one database transaction
- * instead of N. One batch is in flight at a time per process. `write` returns one outcome per item, in
- * order. When a batch of several items throws, each item is retried alone, so one bad item fails only
- * its own caller.
+ * instead of N. At most `maxInFlight` batches are written at once per process. `write` returns one outcome
+ * per item, in order. When a batch of several items throws, each item is retried alone, so one bad item
+ * fails only its own caller. Items with the same conflict key are never written at the same time.
  */
 export class GroupCommit<I, O> {
   private queue: Waiting<I, O>[] = [];
-  private draining = false;
+  private inFlight = 0;
+  private scheduled = false;
+  private readonly busyKeys = new Set<string>();
 
   constructor(
     private readonly write: (items: I[]) => Promise<O[]>,
@@ -30,17 +34,28 @@ export class GroupCommit<I, O> {
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.draining) {
-        this.draining = true;
-        // Let the requests parsed in this event-loop turn join the first batch.
-        setImmediate(() => void this.drain());
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // Let the requests parsed in this event-loop turn join the same batch.
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
       }
     });
   }
 
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) await this.writeBatch(this.take());
-    this.draining = false;
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < (this.options.maxInFlight ?? 1)) {
+      const batch = this.take();
+      if (batch.length === 0) return; // every queued item waits for a key in flight
+      this.inFlight++;
+      void this.writeBatch(batch).finally(() => {
+        this.inFlight--;
+        for (const w of batch) this.release(w.item);
+        this.pump();
+      });
+    }
   }
 
   private take(): Waiting<I, O>[] {
@@ -48,18 +63,22 @@ export class GroupCommit<I, O> {
     if (!conflictKey) return this.queue.splice(0, maxBatch);
     const batch: Waiting<I, O>[] = [];
     const later: Waiting<I, O>[] = [];
-    const keys = new Set<string>();
     for (const waiting of this.queue) {
       const key = conflictKey(waiting.item);
-      if (batch.length >= maxBatch || (key !== undefined && keys.has(key))) {
+      if (batch.length >= maxBatch || (key !== undefined && this.busyKeys.has(key))) {
         later.push(waiting);
         continue;
       }
-      if (key !== undefined) keys.add(key);
+      if (key !== undefined) this.busyKeys.add(key);
       batch.push(waiting);
     }
     this.queue = later;
     return batch;
+  }
+
+  private release(item: I): void {
+    const key = this.options.conflictKey?.(item);
+    if (key !== undefined) this.busyKeys.delete(key);
   }
 
   private async writeBatch(batch: Waiting<I, O>[]): Promise<void> {

@@ -53,8 +53,8 @@ const claimKey = (t: NewTransaction) =>
 
 /**
  * Creates transactions by group commit. Concurrent requests are written together in ONE database
- * transaction: lock every balance row the batch touches (wallet-id order, so batches of several
- * replicas cannot deadlock on them), reserve the Idempotency-Keys, decide each item's funds in order
+ * transaction: reserve the Idempotency-Keys, lock every balance row the batch touches (wallet-id order,
+ * so batches in flight at once, here or on other replicas, cannot deadlock on them), decide each item's funds in order
  * against the locked balances, then one statement applies the summed deltas per wallet and inserts the
  * transactions, ledger entries and outbox events. Requests with one Idempotency-Key never share a
  * batch, so the second one finds the first one's stored response. The balances CHECK constraints stay
@@ -93,8 +93,10 @@ export class TransactionWriter {
     manager: EntityManager,
     items: NewTransaction[],
   ): Promise<CreateOutcome[]> {
-    const balances = await lockBalances(manager, items);
+    // Keys first: a batch waiting for the hot balance rows already holds its reservations, so the
+    // second batch in flight does that work while the first holds the rows.
     const claimed = await claimKeys(manager, items);
+    const balances = await lockBalances(manager, items);
     const outcomes: (CreateOutcome | undefined)[] = [];
     const accepted: NewTransaction[] = [];
     const released: NewTransaction[] = [];
