@@ -29,7 +29,9 @@ describe('Batcher', () => {
   });
 
   it('queues what arrives while a batch is in flight and sends it as the next batch', async () => {
-    const { run, batches, releaseNext } = controlledRun((items: string[]) => items.map((s) => s.toUpperCase()));
+    const { run, batches, releaseNext } = controlledRun((items: string[]) =>
+      items.map((s) => s.toUpperCase()),
+    );
     const batcher = new Batcher({ run });
     const first = batcher.submit('a');
     await new Promise((r) => setImmediate(r));

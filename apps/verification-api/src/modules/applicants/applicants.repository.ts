@@ -81,8 +81,13 @@ const CREATE_BATCHES_IN_FLIGHT = 2;
 
 const createKey = (a: { productId: string; externalUserId: string }) => `${a.productId}/${a.externalUserId}`;
 
-/** SQLSTATE class 22 (data exception) or 23 (integrity constraint violation): the data of one row is at fault. */
-export const isDataError = (error: unknown): boolean => /^2[23]/.test(String((error as { code?: unknown })?.code));
+const sqlState = (error: unknown) => String((error as { code?: unknown } | null)?.code ?? '');
+
+/** SQLSTATE class 22 (data exception) or 23 (integrity constraint violation): one row's data is at fault. */
+const isDataError = (error: unknown): boolean => /^2[23]/.test(sqlState(error));
+
+/** Text Postgres cannot store (a NUL character, an invalid sequence): the client's input, not a fault. */
+export const isUnstorableText = (error: unknown): boolean => ['22021', '22P05'].includes(sqlState(error));
 
 /**
  * $1 is a JSON array of NewApplicant. Columns and values are those of the single-applicant create this
@@ -177,11 +182,15 @@ export class ApplicantsRepository {
   private async createMany(items: NewApplicant[]): Promise<CreateResult[]> {
     const unique = new Map<string, NewApplicant>();
     for (const item of items) if (!unique.has(createKey(item))) unique.set(createKey(item), item);
-    const rows = await this.prepared<{ id: string; productId: string; externalUserId: string; createdAt: Date }>(
-      'verification_applicant_create_batch',
-      CREATE_BATCH,
-      [JSON.stringify([...unique.values()]), VERIFICATION_EVENTS.APPLICANT_CREATED],
-    );
+    const rows = await this.prepared<{
+      id: string;
+      productId: string;
+      externalUserId: string;
+      createdAt: Date;
+    }>('verification_applicant_create_batch', CREATE_BATCH, [
+      JSON.stringify([...unique.values()]),
+      VERIFICATION_EVENTS.APPLICANT_CREATED,
+    ]);
     const inserted = new Map(rows.map((row) => [createKey(row), row]));
     return items.map((item) => {
       const key = createKey(item);

@@ -10,7 +10,7 @@ import { badRequest, conflict, forbidden, notFound } from '@tessera/platform';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { enabledFields, LevelsService } from '../levels/levels.service';
 import type { PartnerContext } from '../products/products.service';
-import { type ApplicantRow, ApplicantsRepository, isDataError } from './applicants.repository';
+import { type ApplicantRow, ApplicantsRepository, isUnstorableText } from './applicants.repository';
 
 const LEVEL_KEY_TO_COMPANY_FIELD = Object.fromEntries(
   Object.entries(COMPANY_FIELD_TO_LEVEL_KEY).map(([request, key]) => [key, request]),
@@ -93,8 +93,7 @@ export class ApplicantsService {
         sandbox: partner.environment === 'sandbox',
       })
       .catch((error: unknown) => {
-        // Text Postgres cannot store (a NUL character): the client's data, not a server fault.
-        if (isDataError(error)) throw badRequest('Body contains characters that cannot be stored');
+        if (isUnstorableText(error)) throw badRequest('Body contains characters that cannot be stored');
         throw error;
       });
     if (!result.created) {
