@@ -1,24 +1,30 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { RateLimiter } from '@tessera/auth';
-import { APP_CONFIG, REDIS, RedisKeys, TooManyRequestsException } from '@tessera/platform';
+import { type RateLimitRule, RateLimiter } from '@tessera/auth';
+import { APP_CONFIG, Batcher, REDIS, RedisKeys, TooManyRequestsException } from '@tessera/platform';
 import type Redis from 'ioredis';
 import type { Env } from '../../config/env';
+
+const PER_MINUTE = { windowSeconds: 60, segments: 6 };
 
 /**
  * The two partner-facing limits (docs/decisions/0100):
  * - "auth endpoints": every request that fails authentication (partner headers or operator bearer) counts
  *   against its client IP, 20 per minute; past it the answer is 429 instead of 401;
  * - every authenticated partner request counts against its credential, 600 per minute.
+ *
+ * The credential limit runs on every partner request, so it is grouped (docs/decisions/0103): the requests
+ * of one credential that arrive together are counted with one script call (`RateLimiter.take`), which admits
+ * exactly as many as the window has room for, across replicas, as one call per request would.
  */
 @Injectable()
 export class RateLimitService implements OnApplicationShutdown {
   private readonly limiter: RateLimiter;
   /**
-   * Its own connection with auto-pipelining: every partner request runs the limit script, and the scripts of
-   * all requests in one event-loop turn then leave in one socket write instead of one write each.
-   * (Not the shared REDIS connection, which BullMQ also uses.)
+   * Its own connection with auto-pipelining: the script calls of one event-loop turn leave in one socket
+   * write. (Not the shared REDIS connection, which BullMQ also uses.)
    */
   private readonly redis: Redis;
+  private readonly credentials: Batcher<string, number>;
 
   constructor(
     @Inject(REDIS) redis: Redis,
@@ -27,6 +33,10 @@ export class RateLimitService implements OnApplicationShutdown {
   ) {
     this.redis = redis.duplicate({ enableAutoPipelining: true, connectionName: 'verification-rate-limits' });
     this.limiter = new RateLimiter(this.redis, keys.key('verification'));
+    this.credentials = new Batcher({
+      run: (apiKeys) => this.takeCredentials(apiKeys),
+      maxConcurrentBatches: 4,
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -39,18 +49,35 @@ export class RateLimitService implements OnApplicationShutdown {
   async authFailure(ip: string): Promise<void> {
     const result = await this.limiter.consume(`authfail:${ip}`, {
       limit: this.env.AUTH_RATE_LIMIT_PER_MINUTE,
-      windowSeconds: 60,
-      segments: 6,
+      ...PER_MINUTE,
     });
     if (!result.allowed) throw new TooManyRequestsException(result.retryAfterSeconds);
   }
 
+  /** Counts one request of the credential; throws 429 once it is over its limit. */
   async credential(apiKey: string): Promise<void> {
-    const result = await this.limiter.consume(`cred:${apiKey}`, {
-      limit: this.env.RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE,
-      windowSeconds: 60,
-      segments: 6,
+    const retryAfterSeconds = await this.credentials.submit(apiKey);
+    if (retryAfterSeconds > 0) throw new TooManyRequestsException(retryAfterSeconds);
+  }
+
+  /** One `take` per distinct credential of the batch; answers 0 (admitted) or a Retry-After per request. */
+  private async takeCredentials(apiKeys: string[]): Promise<number[]> {
+    const rule: RateLimitRule = { limit: this.env.RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE, ...PER_MINUTE };
+    const wanted = new Map<string, number>();
+    for (const apiKey of apiKeys) wanted.set(apiKey, (wanted.get(apiKey) ?? 0) + 1);
+    const taken = new Map(
+      await Promise.all(
+        [...wanted].map(
+          async ([apiKey, n]) => [apiKey, await this.limiter.take(`cred:${apiKey}`, rule, n)] as const,
+        ),
+      ),
+    );
+    // The first `admitted` requests of each credential go through, the rest get its Retry-After.
+    return apiKeys.map((apiKey) => {
+      const take = taken.get(apiKey)!;
+      if (take.admitted === 0) return take.retryAfterSeconds;
+      take.admitted -= 1;
+      return 0;
     });
-    if (!result.allowed) throw new TooManyRequestsException(result.retryAfterSeconds);
   }
 }
