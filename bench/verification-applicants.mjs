@@ -80,9 +80,24 @@ function startChild(role, env) {
         : [],
   });
   return new Promise((resolve, reject) => {
-    child.once('message', (msg) => resolve({ child, url: msg.url }));
+    child.once('message', (msg) => resolve({ child, url: msg.url, cpu: () => childCpu(child) }));
     child.once('exit', (code) => reject(new Error(`${role} exited with ${code}`)));
   });
+}
+
+/** The child's CPU time so far (user + system, ms): CPU per request is less noisy than req/s on a busy box. */
+function childCpu(child) {
+  return new Promise((resolve) => {
+    child.once('message', (msg) => resolve(msg.cpuMs));
+    child.send('cpu');
+  });
+}
+
+async function measure(name, server, opts) {
+  const before = await server.cpu();
+  const result = await run(name, opts);
+  result.cpuMsPerReq = ((await server.cpu()) - before) / Math.max(1, result.total);
+  return result;
 }
 
 function run(name, opts) {
@@ -97,6 +112,7 @@ function run(name, opts) {
           reqPerSec: result.requests.average,
           p99: result.latency.p99,
           p50: result.latency.p50,
+          total: result.requests.total,
           non2xx,
         });
       },
@@ -174,7 +190,7 @@ async function main() {
 
     const results = [];
     results.push(
-      await run('baseline: bare Fastify, single INSERT', {
+      await measure('baseline: bare Fastify, single INSERT', baseline, {
         url: `${baseline.url}/baseline`,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -182,7 +198,7 @@ async function main() {
       }),
     );
     results.push(
-      await run('POST /v1/applicants', {
+      await measure('POST /v1/applicants', api, {
         url: `${api.url}/v1/applicants`,
         method: 'POST',
         headers,
@@ -190,7 +206,7 @@ async function main() {
       }),
     );
     results.push(
-      await run('GET /v1/applicants/{id}/status', {
+      await measure('GET /v1/applicants/{id}/status', api, {
         url: `${api.url}/v1/applicants/bench-status/status`,
         method: 'GET',
         headers,
@@ -198,10 +214,12 @@ async function main() {
     );
     if (process.env.BENCH_FLOOR) {
       // The framework floor: no auth, no database (Nest + Fastify + platform hooks only).
-      results.push(await run('GET /docs (no auth, no DB)', { url: `${api.url}/docs`, method: 'GET' }));
+      results.push(
+        await measure('GET /docs (no auth, no DB)', api, { url: `${api.url}/docs`, method: 'GET' }),
+      );
       // Auth guard + Redis rate limit + cached level: no database round trip.
       results.push(
-        await run('GET /v1/levels/BENCH_KYC (auth + Redis, cached)', {
+        await measure('GET /v1/levels/BENCH_KYC (auth + Redis, cached)', api, {
           url: `${api.url}/v1/levels/BENCH_KYC`,
           method: 'GET',
           headers,
@@ -218,6 +236,7 @@ async function main() {
         'p99 ms': r.p99,
         'non-2xx/errors': r.non2xx,
         'vs baseline': `${Math.round((r.reqPerSec / base) * 100)} %`,
+        'server CPU ms/req': r.cpuMsPerReq.toFixed(3),
       })),
     );
     const create = results[1];
@@ -230,7 +249,14 @@ async function main() {
   }
 }
 
-if (args.role) process.on('SIGTERM', () => process.exit(0));
+if (args.role) {
+  process.on('SIGTERM', () => process.exit(0));
+  process.on('message', (msg) => {
+    if (msg !== 'cpu') return;
+    const { user, system } = process.cpuUsage();
+    process.send({ cpuMs: (user + system) / 1000 });
+  });
+}
 if (args.role === 'app') await serveApp();
 else if (args.role === 'baseline') await serveBaseline();
 else await main();

@@ -21,6 +21,23 @@ describe('per-credential limit', () => {
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
     await h.http().get('/v1/levels').set(h.auth(other)).expect(200);
   });
+
+  it('requests of one credential arriving together are counted exactly: 12 at once against 5 admit 5', async () => {
+    const { key: burst } = await h.tenant('C');
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        h
+          .http()
+          .get('/v1/levels')
+          .set(h.auth(burst))
+          .then((r) => r),
+      ),
+    );
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(5);
+    const refused = responses.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(7);
+    for (const r of refused) expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
 });
 
 describe('auth endpoints: 20 failed authentications per minute per IP', () => {

@@ -31,6 +31,30 @@ describe('RateLimiter (real Redis)', () => {
     expect(results.filter((r) => r.allowed)).toHaveLength(20);
   });
 
+  it('take counts several requests at once and admits only what still fits', async () => {
+    const rule = { limit: 10, windowSeconds: 60, segments: 4 };
+    expect(await limiter.take('bucket-f', rule, 7)).toEqual({
+      admitted: 7,
+      remaining: 3,
+      retryAfterSeconds: 0,
+    });
+    const partly = await limiter.take('bucket-f', rule, 5);
+    expect(partly.admitted).toBe(3);
+    expect(partly.remaining).toBe(0);
+    expect(partly.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(partly.retryAfterSeconds).toBeLessThanOrEqual(60);
+    const none = await limiter.take('bucket-f', rule, 2);
+    expect(none.admitted).toBe(0);
+    expect(none.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((await limiter.consume('bucket-f', rule)).allowed).toBe(false);
+  });
+
+  it('concurrent takes never admit more than the limit in total', async () => {
+    const rule = { limit: 25, windowSeconds: 60, segments: 4 };
+    const takes = await Promise.all(Array.from({ length: 20 }, () => limiter.take('bucket-g', rule, 3)));
+    expect(takes.reduce((sum, t) => sum + t.admitted, 0)).toBe(25);
+  });
+
   it('keeps buckets apart', async () => {
     const rule = { limit: 1, windowSeconds: 60, segments: 4 };
     expect((await limiter.consume('bucket-c', rule)).allowed).toBe(true);

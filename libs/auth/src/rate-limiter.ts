@@ -17,16 +17,18 @@ export interface RateLimitResult {
 
 /**
  * Sliding window of N fixed segments, one counter per segment. The whole decision (sum the live segments,
- * refuse or count) is one Lua script, so concurrent requests cannot both take the last slot.
+ * admit what fits, count it) is one Lua script, so concurrent requests cannot both take the last slot.
  * Time comes from the Redis server, so every replica agrees on the segment boundaries.
  * KEYS[1] = key base (hash-tagged, so all segments share a cluster slot).
- * ARGV = limit, segment length in ms, segment count.
- * Returns {allowed (0|1), remaining, retryAfterMs}.
+ * ARGV = limit, segment length in ms, segment count, requests wanted (default 1).
+ * Admits as many of the wanted requests as the window still has room for.
+ * Returns {admitted, remaining, retryAfterMs (0 when all were admitted)}.
  */
 const SLIDING_WINDOW = `
 local limit = tonumber(ARGV[1])
 local segMs = tonumber(ARGV[2])
 local segments = tonumber(ARGV[3])
+local wanted = tonumber(ARGV[4] or '1')
 local t = redis.call('TIME')
 local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local current = math.floor(nowMs / segMs)
@@ -37,9 +39,18 @@ for i = 0, segments - 1 do
   counts[i] = c
   total = total + c
 end
-if total >= limit then
+local admitted = math.min(wanted, math.max(0, limit - total))
+if admitted > 0 then
+  local key = KEYS[1] .. ':' .. current
+  redis.call('INCRBY', key, admitted)
+  redis.call('PEXPIRE', key, segMs * (segments + 1))
+  counts[0] = counts[0] + admitted
+  total = total + admitted
+end
+local retryMs = 0
+if admitted < wanted then
   local excess = total - limit + 1
-  local retryMs = segMs
+  retryMs = segMs
   for i = segments - 1, 0, -1 do
     excess = excess - counts[i]
     if excess <= 0 then
@@ -47,13 +58,17 @@ if total >= limit then
       break
     end
   end
-  return {0, 0, retryMs}
 end
-local key = KEYS[1] .. ':' .. current
-redis.call('INCR', key)
-redis.call('PEXPIRE', key, segMs * (segments + 1))
-return {1, limit - total - 1, 0}
+return {admitted, math.max(0, limit - total), retryMs}
 `;
+
+export interface RateLimitTake {
+  /** How many of the wanted requests fit in the window (and were counted). */
+  admitted: number;
+  remaining: number;
+  /** Whole seconds until a refused request would be allowed again (0 when every one was admitted). */
+  retryAfterSeconds: number;
+}
 
 type WithSlidingWindow = Redis & {
   tesseraSlidingWindow(
@@ -61,6 +76,7 @@ type WithSlidingWindow = Redis & {
     limit: number,
     segmentMs: number,
     segments: number,
+    wanted: number,
   ): Promise<[number, number, number]>;
 };
 
@@ -79,17 +95,27 @@ export class RateLimiter {
   }
 
   async consume(bucket: string, rule: RateLimitRule): Promise<RateLimitResult> {
+    const { admitted, remaining, retryAfterSeconds } = await this.take(bucket, rule, 1);
+    return { allowed: admitted === 1, remaining, retryAfterSeconds };
+  }
+
+  /**
+   * Counts `wanted` requests at once (requests that arrived together): admits as many as the window still
+   * has room for. `retryAfterSeconds` is for the ones that were not admitted (0 when all were).
+   */
+  async take(bucket: string, rule: RateLimitRule, wanted: number): Promise<RateLimitTake> {
     const segmentMs = Math.ceil((rule.windowSeconds * 1000) / rule.segments);
-    const [allowed, remaining, retryMs] = await this.redis.tesseraSlidingWindow(
+    const [admitted, remaining, retryMs] = await this.redis.tesseraSlidingWindow(
       `${this.keyPrefix}:rl:{${bucket}}`,
       rule.limit,
       segmentMs,
       rule.segments,
+      wanted,
     );
     return {
-      allowed: allowed === 1,
+      admitted,
       remaining,
-      retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
+      retryAfterSeconds: admitted === wanted ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
     };
   }
 }

@@ -1,5 +1,5 @@
 import { SecretBox } from './encryption';
-import { hashSecret, randomSecret, safeEqual } from './secrets';
+import { hashSecret, randomSecret, safeEqual, secretMatchesHash } from './secrets';
 
 const MASTER = Buffer.alloc(32, 3).toString('base64');
 
@@ -14,6 +14,16 @@ describe('secrets', () => {
     expect(safeEqual('abc', 'abc')).toBe(true);
     expect(safeEqual('abc', 'abd')).toBe(false);
     expect(safeEqual('abc', 'abcd')).toBe(false);
+  });
+
+  it('checks a secret against its stored hash: right secret only, same pepper only, malformed hash never', () => {
+    const stored = hashSecret('s3cret', 'p1');
+    expect(secretMatchesHash('s3cret', 'p1', stored)).toBe(true);
+    expect(secretMatchesHash('s3cres', 'p1', stored)).toBe(false);
+    expect(secretMatchesHash('s3cret', 'p2', stored)).toBe(false);
+    expect(secretMatchesHash('s3cret', 'p1', '0'.repeat(64))).toBe(false);
+    expect(secretMatchesHash('s3cret', 'p1', stored.slice(0, 10))).toBe(false);
+    expect(secretMatchesHash('s3cret', 'p1', 'not hex')).toBe(false);
   });
 
   it('hashes with a pepper: same secret, other pepper, other hash', () => {

@@ -11,6 +11,21 @@ export function hashSecret(secret: string, pepper: Buffer | string): string {
 }
 
 /**
+ * Whether `secret` is the one whose `hashSecret` is `expectedHex`: one HMAC and one constant-time compare of
+ * two 32-byte digests (no second hashing as in `safeEqual`: both sides already have a fixed length).
+ * A malformed `expectedHex` never matches.
+ */
+export function secretMatchesHash(secret: string, pepper: Buffer | string, expectedHex: string): boolean {
+  const actual = createHmac('sha256', pepper).update(secret, 'utf8').digest();
+  const expected = Buffer.from(expectedHex, 'hex');
+  if (expected.length !== actual.length) {
+    timingSafeEqual(actual, actual);
+    return false;
+  }
+  return timingSafeEqual(actual, expected);
+}
+
+/**
  * Constant-time string comparison. Both sides are hashed first, so neither the content nor the length of
  * the expected value leaks through timing.
  */

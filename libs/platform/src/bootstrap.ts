@@ -4,7 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { Logger } from 'nestjs-pino';
-import { logRequests, requestIdFor } from './logging';
+import { bindRequestLogger, logRequests, requestIdFor } from './logging';
 import { MetricsService } from './metrics';
 import { rpcServerOptions } from './rpc';
 import { PLATFORM_OPTIONS, ROOT_LOGGER, type PlatformOptions } from './tokens';
@@ -33,9 +33,11 @@ export async function configureApp(app: NestFastifyApplication, opts: { rpc?: bo
   app.useLogger(app.get(Logger));
   app.flushLogs();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
-  fastify.addHook('onRequest', async (request, reply) => {
+  fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
+  bindRequestLogger(fastify, app.get(ROOT_LOGGER));
   if (platform.env.LOG_REQUESTS) logRequests(fastify, app.get(ROOT_LOGGER));
   app.get(MetricsService).instrument(fastify);
   app.enableShutdownHooks();

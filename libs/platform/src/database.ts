@@ -182,3 +182,12 @@ export async function runMigrateCli(
     process.exitCode = 1;
   }
 }
+
+/** The SQLSTATE of a failed query ('' when it is not a database error); TypeORM's wrapper included. */
+export function sqlState(error: unknown): string {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  return String(e?.driverError?.code ?? e?.code ?? '');
+}
+
+/** SQLSTATE class 22 (data exception) or 23 (integrity constraint violation): one row's data is at fault. */
+export const isDataError = (error: unknown): boolean => /^2[23]/.test(sqlState(error));

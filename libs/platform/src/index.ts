@@ -17,3 +17,4 @@ export * from './outbox';
 export * from './outbox.entity';
 export * from './outbox-relay';
 export * from './outbox-notify.migration';
+export * from './batcher';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { LoggerModule } from 'nestjs-pino';
+import { type Store, storage } from 'nestjs-pino/storage';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { redactSecrets } from './redact';
 
@@ -44,18 +45,45 @@ export function createLogger(opts: LoggingOptions): Logger {
 const QUIET_PATHS = /^\/(health|metrics)(\?|$)/;
 
 /**
- * nestjs-pino module: every line logged during a request carries its `requestId` (async-local binding).
- * The access line is written by `logRequests` below rather than pino-http's auto-logging, which is costly.
+ * nestjs-pino module: the `Logger`/`PinoLogger` providers, writing through `logger`. It installs no middleware
+ * (`forRoutes: []`): the per-request binding is `bindRequestLogger` below, which does the same job as
+ * pino-http + nestjs-pino's middleware (two child loggers, one of them serialising the whole request, and a
+ * middie pass on every request) for a fraction of the cost.
  */
 export function loggingModule(logger: Logger) {
-  return LoggerModule.forRoot({
-    pinoHttp: {
-      logger,
-      genReqId: (req: IncomingMessage) => (req as IncomingMessage & { id?: string }).id ?? requestIdFor(req),
-      customAttributeKeys: { reqId: 'requestId' },
-      quietReqLogger: true,
-      autoLogging: false,
-    },
+  return LoggerModule.forRoot({ pinoHttp: { logger }, forRoutes: [] });
+}
+
+/**
+ * nestjs-pino's per-request store; the `{requestId}` child logger is built the first time a line is logged
+ * during the request (most requests log nothing, or only the access line, which carries its own requestId).
+ */
+class RequestLogStore implements Store {
+  private child?: Logger;
+  responseLogger = undefined;
+
+  constructor(
+    private readonly root: Logger,
+    private readonly requestId: string,
+  ) {}
+
+  get logger(): Logger {
+    return (this.child ??= this.root.child({ requestId: this.requestId }));
+  }
+
+  /** PinoLogger.assign replaces it with a child carrying extra fields. */
+  set logger(value: Logger) {
+    this.child = value;
+  }
+}
+
+/**
+ * Every line logged during a request (through Nest's Logger or PinoLogger) carries its `requestId`: the rest
+ * of the request runs inside this async-local store (Fastify keeps the context across body parsing).
+ */
+export function bindRequestLogger(fastify: FastifyInstance, logger: Logger): void {
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    storage.run(new RequestLogStore(logger, request.id), done);
   });
 }
 

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { OutboxEvent } from '@tessera/platform';
+import { Batcher, isDataError, type OutboxEvent, sqlState } from '@tessera/platform';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
-import { GroupCommit } from '../../common/group-commit';
 import type { BalanceDelta } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
 
@@ -44,6 +43,13 @@ interface Buckets {
 const BUCKETS = ['total', 'available', 'pending', 'locked'] as const;
 const MAX_BATCH = 256;
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
+
+/** A wallet of the batch has no balance row: that request's fault, not the batch's. */
+class MissingBalanceRowError extends Error {
+  constructor() {
+    super('A balance row is missing for a wallet');
+  }
+}
 const IDEMPOTENCY_TTL = `interval '24 hours'`;
 
 const claimKey = (t: NewTransaction) =>
@@ -59,16 +65,19 @@ const claimKey = (t: NewTransaction) =>
  * transactions, ledger entries and outbox events. Requests with one Idempotency-Key never share a
  * batch, so the second one finds the first one's stored response. The balances CHECK constraints stay
  * the last line of defence: a violation fails the batch, and each item is then retried alone.
+ * Batching is libs/platform's `Batcher` (docs/decisions/0204).
  */
 @Injectable()
 export class TransactionWriter {
-  private readonly commits = new GroupCommit<NewTransaction, CreateOutcome>(
-    (items) => this.writeBatch(items),
-    {
-      maxBatch: MAX_BATCH,
-      conflictKey: claimKey,
-    },
-  );
+  private readonly commits = new Batcher<NewTransaction, CreateOutcome>({
+    run: (items) => this.writeBatch(items),
+    maxBatchSize: MAX_BATCH,
+    // The second batch reserves its keys while the first holds the hot balance rows.
+    maxConcurrentBatches: 2,
+    conflictKey: claimKey,
+    // One request's bad data fails the whole statement: rerun each alone so it fails only itself.
+    retryAlone: (err) => isDataError(err) || err instanceof MissingBalanceRowError,
+  });
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
@@ -81,9 +90,7 @@ export class TransactionWriter {
       try {
         return await this.db.transaction((manager) => this.writeInTransaction(manager, items));
       } catch (err) {
-        const failure = err as { driverError?: { code?: string }; code?: string };
-        const code = failure.driverError?.code ?? failure.code;
-        if (code && RETRYABLE.has(code) && attempt < 3) continue;
+        if (RETRYABLE.has(sqlState(err)) && attempt < 3) continue;
         throw err;
       }
     }
@@ -150,7 +157,7 @@ async function lockBalances(manager: EntityManager, items: NewTransaction[]): Pr
       locked: BigInt(r.locked),
     });
   }
-  if (balances.size !== ids.length) throw new Error('A balance row is missing for a wallet');
+  if (balances.size !== ids.length) throw new MissingBalanceRowError();
   return balances;
 }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PARTNER_REVIEW_EVENTS, VERIFICATION_EVENTS } from '@tessera/contracts';
-import { appendToOutbox } from '@tessera/platform';
+import { appendToOutbox, Batcher, isDataError, sqlState } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import { type PreparedQuery, preparedQuery } from '../../common/prepared';
 
@@ -73,6 +73,50 @@ const APPLICANT_SELECT = `
             FROM field_claims c WHERE c.applicant_id = a.id) AS "lockedFields"
     FROM applicants a LEFT JOIN levels l ON l.id = a.level_id`;
 
+export type CreateResult = { created: true; id: string; createdAt: Date } | { created: false };
+
+/** Creates per batch statement; and how many batches may run at once (each holds one pooled connection). */
+const CREATE_BATCH_MAX = 100;
+const CREATE_BATCHES_IN_FLIGHT = 2;
+
+const createKey = (a: { productId: string; externalUserId: string }) => `${a.productId}/${a.externalUserId}`;
+
+/** Text Postgres cannot store (a NUL character, an invalid sequence): the client's input, not a fault. */
+export const isUnstorableText = (error: unknown): boolean => ['22021', '22P05'].includes(sqlState(error));
+
+/**
+ * $1 is a JSON array of NewApplicant. Columns and values are those of the single-applicant create this
+ * replaced; the outbox row has exactly the columns `appendToOutbox` writes (docs/decisions/0101).
+ */
+const CREATE_BATCH = `
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS t(
+      "productId" uuid, "externalUserId" text, type text, "levelId" uuid, "levelName" text, info jsonb,
+      sandbox boolean)
+  ), ins AS (
+    INSERT INTO applicants (product_id, external_user_id, type, level_id, info, sandbox)
+    SELECT "productId", "externalUserId", type, "levelId", info, sandbox FROM input
+    ORDER BY "externalUserId", "productId"
+    ON CONFLICT (external_user_id, product_id) DO NOTHING
+    RETURNING id, product_id, external_user_id, type, info, created_at
+  ), claims AS (
+    INSERT INTO field_claims (applicant_id, field, value)
+    SELECT ins.id, f.key, f.value FROM ins, jsonb_each(ins.info) f
+  ), ev AS (
+    INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data, at)
+    SELECT ins.id, ins.product_id, 'applicant.created', 'partner', '{}'::jsonb, ins.created_at FROM ins
+  ), outbox_row AS (
+    INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
+    SELECT gen_random_uuid(), ins.product_id::text, $2, 'applicant', ins.id::text,
+           jsonb_build_object(
+             'applicantId', ins.id, 'externalUserId', ins.external_user_id, 'type', ins.type,
+             'levelName', input."levelName", 'sandbox', input.sandbox,
+             'createdAtUtc', to_char(ins.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+           ins.created_at
+      FROM ins JOIN input ON input."externalUserId" = ins.external_user_id AND input."productId" = ins.product_id
+  )
+  SELECT id, product_id AS "productId", external_user_id AS "externalUserId", created_at AS "createdAt" FROM ins`;
+
 /** An enrollment still out with the user, or an applicant whose review is under way. */
 const IN_FLIGHT = `
   SELECT 1 FROM applicants a WHERE a.id = $1 AND a.status IN ('pending', 'in_review', 'awaiting_user')
@@ -84,9 +128,18 @@ const IN_FLIGHT = `
 @Injectable()
 export class ApplicantsRepository {
   private readonly prepared: PreparedQuery;
+  private readonly createBatcher: Batcher<NewApplicant, CreateResult>;
 
   constructor(private readonly dataSource: DataSource) {
     this.prepared = preparedQuery(dataSource);
+    this.createBatcher = new Batcher({
+      run: (items) => this.createMany(items),
+      maxBatchSize: CREATE_BATCH_MAX,
+      maxConcurrentBatches: CREATE_BATCHES_IN_FLIGHT,
+      // Bad data in one create (say a NUL character) fails the whole statement: rerun each alone so it
+      // fails only its own request. Anything else (database down) fails every create of the batch.
+      retryAlone: isDataError,
+    });
   }
 
   /**
@@ -107,50 +160,41 @@ export class ApplicantsRepository {
    * outbox row. Race-safe: concurrent creates of one externalUserId meet on the unique index and all but one
    * see `created: false`.
    *
-   * This is the hot path, so it is ONE data-modifying statement: Postgres runs it atomically (one implicit
-   * transaction), which costs one round trip instead of BEGIN + 2 statements + COMMIT. The outbox row has
-   * exactly the columns `appendToOutbox` writes (docs/decisions/0101).
+   * This is the hot path. Concurrent creates are grouped (`Batcher`, docs/decisions/0105): every create that
+   * arrives while the previous batch is in flight goes out with the others as ONE data-modifying statement,
+   * so a batch costs one round trip and one commit (one WAL flush, one outbox NOTIFY) however many
+   * applicants it holds. Postgres runs the statement atomically, so each applicant's rows commit together.
    */
-  async create(
-    input: NewApplicant,
-  ): Promise<{ created: true; id: string; createdAt: Date } | { created: false }> {
-    const rows = await this.prepared<{ id: string; createdAt: Date }>(
-      'verification_applicant_create',
-      `WITH ins AS (
-         INSERT INTO applicants (product_id, external_user_id, type, level_id, info, sandbox)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $8::boolean)
-         ON CONFLICT (external_user_id, product_id) DO NOTHING
-         RETURNING id, created_at
-       ), claims AS (
-         INSERT INTO field_claims (applicant_id, field, value)
-         SELECT ins.id, f.key, f.value FROM ins, jsonb_each($5::jsonb) f
-       ), ev AS (
-         INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data, at)
-         SELECT ins.id, $1, 'applicant.created', 'partner', '{}'::jsonb, ins.created_at FROM ins
-       ), outbox_row AS (
-         INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
-         SELECT gen_random_uuid(), $1, $6, 'applicant', ins.id::text,
-                jsonb_build_object(
-                  'applicantId', ins.id, 'externalUserId', $2::text, 'type', $3::text, 'levelName', $7::text,
-                  'sandbox', $8::boolean,
-                  'createdAtUtc', to_char(ins.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
-                ins.created_at
-           FROM ins
-       )
-       SELECT id, created_at AS "createdAt" FROM ins`,
-      [
-        input.productId,
-        input.externalUserId,
-        input.type,
-        input.levelId,
-        JSON.stringify(input.info),
-        VERIFICATION_EVENTS.APPLICANT_CREATED,
-        input.levelName,
-        input.sandbox,
-      ],
-    );
-    const row = rows[0];
-    return row ? { created: true, id: row.id, createdAt: row.createdAt } : { created: false };
+  create(input: NewApplicant): Promise<CreateResult> {
+    return this.createBatcher.submit(input);
+  }
+
+  /**
+   * One statement for a batch of creates. A (product, externalUserId) pair that appears twice in one batch is
+   * inserted once: its first caller gets `created: true`, the others `created: false` (a repeat, as if it had
+   * come a moment later). Rows are inserted in key order, so two batches (or two replicas) that share keys
+   * take their unique-index locks in the same order and cannot deadlock.
+   */
+  private async createMany(items: NewApplicant[]): Promise<CreateResult[]> {
+    const unique = new Map<string, NewApplicant>();
+    for (const item of items) if (!unique.has(createKey(item))) unique.set(createKey(item), item);
+    const rows = await this.prepared<{
+      id: string;
+      productId: string;
+      externalUserId: string;
+      createdAt: Date;
+    }>('verification_applicant_create_batch', CREATE_BATCH, [
+      JSON.stringify([...unique.values()]),
+      VERIFICATION_EVENTS.APPLICANT_CREATED,
+    ]);
+    const inserted = new Map(rows.map((row) => [createKey(row), row]));
+    return items.map((item) => {
+      const key = createKey(item);
+      const row = inserted.get(key);
+      if (!row) return { created: false };
+      inserted.delete(key);
+      return { created: true, id: row.id, createdAt: row.createdAt };
+    });
   }
 
   /**

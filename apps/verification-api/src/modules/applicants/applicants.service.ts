@@ -10,7 +10,7 @@ import { badRequest, conflict, forbidden, notFound } from '@tessera/platform';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { enabledFields, LevelsService } from '../levels/levels.service';
 import type { PartnerContext } from '../products/products.service';
-import { type ApplicantRow, ApplicantsRepository } from './applicants.repository';
+import { type ApplicantRow, ApplicantsRepository, isUnstorableText } from './applicants.repository';
 import { toStepResults } from './step-results';
 
 const LEVEL_KEY_TO_COMPANY_FIELD = Object.fromEntries(
@@ -117,15 +117,20 @@ export class ApplicantsService {
   async create(partner: PartnerContext, input: ApplicantCreateInput) {
     const level = await this.levelFor(partner, input);
     const info = toLevelKeys(input, input.type, level);
-    const result = await this.repository.create({
-      productId: partner.productId,
-      externalUserId: input.externalUserId,
-      type: input.type,
-      levelId: level?.id ?? null,
-      levelName: level?.name ?? null,
-      info,
-      sandbox: partner.environment === 'sandbox',
-    });
+    const result = await this.repository
+      .create({
+        productId: partner.productId,
+        externalUserId: input.externalUserId,
+        type: input.type,
+        levelId: level?.id ?? null,
+        levelName: level?.name ?? null,
+        info,
+        sandbox: partner.environment === 'sandbox',
+      })
+      .catch((error: unknown) => {
+        if (isUnstorableText(error)) throw badRequest('Body contains characters that cannot be stored');
+        throw error;
+      });
     if (!result.created) {
       return {
         created: false,

@@ -1,43 +1,72 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RateLimiter } from '@tessera/auth';
-import { APP_CONFIG, REDIS, RedisKeys, TooManyRequestsException } from '@tessera/platform';
+import { type RateLimitRule, RateLimiter } from '@tessera/auth';
+import { APP_CONFIG, Batcher, REQUEST_REDIS, RedisKeys, TooManyRequestsException } from '@tessera/platform';
 import type Redis from 'ioredis';
 import type { Env } from '../../config/env';
+
+const PER_MINUTE = { windowSeconds: 60, segments: 6 };
 
 /**
  * The two partner-facing limits (docs/decisions/0100):
  * - "auth endpoints": every request that fails authentication (partner headers or operator bearer) counts
  *   against its client IP, 20 per minute; past it the answer is 429 instead of 401;
  * - every authenticated partner request counts against its credential, 600 per minute.
+ *
+ * The credential limit runs on every partner request, so it is grouped (docs/decisions/0105): the requests
+ * of one credential that arrive together are counted with one script call (`RateLimiter.take`), which admits
+ * exactly as many as the window has room for, across replicas, as one call per request would.
  */
 @Injectable()
 export class RateLimitService {
   private readonly limiter: RateLimiter;
+  private readonly credentials: Batcher<string, number>;
 
   constructor(
-    @Inject(REDIS) redis: Redis,
+    // The platform's auto-pipelined connection: the script calls of one event-loop turn leave in one write.
+    @Inject(REQUEST_REDIS) redis: Redis,
     keys: RedisKeys,
     @Inject(APP_CONFIG) private readonly env: Env,
   ) {
     this.limiter = new RateLimiter(redis, keys.key('verification'));
+    this.credentials = new Batcher({
+      run: (apiKeys) => this.takeCredentials(apiKeys),
+      maxConcurrentBatches: 4,
+    });
   }
 
   /** Counts a failed authentication from `ip`; throws 429 once the IP is over its limit. */
   async authFailure(ip: string): Promise<void> {
     const result = await this.limiter.consume(`authfail:${ip}`, {
       limit: this.env.AUTH_RATE_LIMIT_PER_MINUTE,
-      windowSeconds: 60,
-      segments: 6,
+      ...PER_MINUTE,
     });
     if (!result.allowed) throw new TooManyRequestsException(result.retryAfterSeconds);
   }
 
+  /** Counts one request of the credential; throws 429 once it is over its limit. */
   async credential(apiKey: string): Promise<void> {
-    const result = await this.limiter.consume(`cred:${apiKey}`, {
-      limit: this.env.RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE,
-      windowSeconds: 60,
-      segments: 6,
+    const retryAfterSeconds = await this.credentials.submit(apiKey);
+    if (retryAfterSeconds > 0) throw new TooManyRequestsException(retryAfterSeconds);
+  }
+
+  /** One `take` per distinct credential of the batch; answers 0 (admitted) or a Retry-After per request. */
+  private async takeCredentials(apiKeys: string[]): Promise<number[]> {
+    const rule: RateLimitRule = { limit: this.env.RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE, ...PER_MINUTE };
+    const wanted = new Map<string, number>();
+    for (const apiKey of apiKeys) wanted.set(apiKey, (wanted.get(apiKey) ?? 0) + 1);
+    const taken = new Map(
+      await Promise.all(
+        [...wanted].map(
+          async ([apiKey, n]) => [apiKey, await this.limiter.take(`cred:${apiKey}`, rule, n)] as const,
+        ),
+      ),
+    );
+    // The first `admitted` requests of each credential go through, the rest get its Retry-After.
+    return apiKeys.map((apiKey) => {
+      const take = taken.get(apiKey)!;
+      if (take.admitted === 0) return take.retryAfterSeconds;
+      take.admitted -= 1;
+      return 0;
     });
-    if (!result.allowed) throw new TooManyRequestsException(result.retryAfterSeconds);
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { hashSecret, randomSecret, safeEqual, SecretBox } from '@tessera/auth';
+import { hashSecret, randomSecret, SecretBox, secretMatchesHash } from '@tessera/auth';
 import { APP_CONFIG, notFound } from '@tessera/platform';
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../config/env';
@@ -78,7 +78,7 @@ export class ProductsService {
     environment: string,
   ): Promise<PartnerContext | undefined> {
     const key = apiKey.length <= 64 ? await this.findKey(apiKey) : undefined;
-    const secretMatches = safeEqual(hashSecret(apiSecret, this.pepper), key?.secretHash ?? DUMMY_HASH);
+    const secretMatches = secretMatchesHash(apiSecret, this.pepper, key?.secretHash ?? DUMMY_HASH);
     if (!key || !secretMatches || !key.active || key.environment !== environment) return undefined;
     return { productId: key.productId, apiKey: key.apiKey, environment: key.environment };
   }

@@ -1,0 +1,123 @@
+import { type Credential, type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
+
+/**
+ * POST /v1/applicants groups concurrent creates into one statement per batch (docs/decisions/0103).
+ * Each caller must still get its own answer, as if the creates had run one by one.
+ */
+let h: Harness;
+let key: Credential;
+
+beforeAll(async () => {
+  h = await startHarness();
+  let productId: string;
+  ({ productId, key } = await h.tenant());
+  await h.admin('post', `/products/${productId}/levels`, INDIVIDUAL_LEVEL);
+});
+afterAll(() => h?.close());
+
+const create = (body: Record<string, unknown>) => h.http().post('/v1/applicants').set(h.auth(key)).send(body);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Sends `bodies` so that they queue up behind batches the database is holding: a table lock stops the first
+ * batches, everything sent meanwhile waits in the batcher, and goes out together once the lock is released.
+ */
+async function sendAsOneBatch(bodies: Record<string, unknown>[]) {
+  await h.sql('BEGIN');
+  await h.sql('LOCK TABLE applicants IN SHARE MODE');
+  // These take the batch slots and wait on the lock.
+  const blockers = [0, 1].map((i) => create({ externalUserId: `blocker-${Date.now()}-${i}` }));
+  const started = Promise.all(blockers.map((b) => b.then((r) => r)));
+  await sleep(200);
+  const responses = Promise.all(bodies.map((body) => create(body).then((r) => r)));
+  await sleep(500);
+  await h.sql('COMMIT');
+  await started;
+  return responses;
+}
+
+describe('concurrent creates (group commit)', () => {
+  it('each caller gets its own applicant; a duplicate in the same burst answers 200 with the same body', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `burst-${i}`);
+    // Every id twice, in one batch.
+    const responses = await sendAsOneBatch(
+      [...ids, ...ids].map((id) => ({ externalUserId: id, firstName: `F-${id}`, email: `${id}@x.test` })),
+    );
+    for (const id of ids) {
+      const pair = responses.filter((r) => r.body.externalUserId === id);
+      expect(pair.map((r) => r.status).sort()).toEqual([200, 201]);
+      expect(pair[0].body).toEqual(pair[1].body);
+      expect(pair[0].body).toMatchObject({
+        externalUserId: id,
+        verificationLevelName: 'BASIC_KYC',
+        status: 'init',
+        lockedFields: ['email', 'firstName'],
+        info: { firstName: `F-${id}`, email: `${id}@x.test` },
+      });
+    }
+    const rows = await h.sql<{ id: string; created_at: Date }>(
+      "SELECT id, created_at FROM applicants WHERE external_user_id LIKE 'burst-%'",
+    );
+    expect(rows).toHaveLength(20);
+    const applicantIds = rows.map((r) => r.id);
+    // One review event, one outbox row and the claims per applicant, each pointing at its own applicant.
+    const events = await h.sql<{ applicant_id: string }>(
+      "SELECT applicant_id FROM review_events WHERE applicant_id = ANY($1) AND event_type = 'applicant.created'",
+      [applicantIds],
+    );
+    expect(events.map((e) => e.applicant_id).sort()).toEqual([...applicantIds].sort());
+    const outbox = await h.sql<{ entity_id: string; data: { externalUserId: string; applicantId: string } }>(
+      "SELECT entity_id, data FROM outbox WHERE event_type = 'applicantCreated' AND entity_id = ANY($1)",
+      [applicantIds],
+    );
+    expect(outbox).toHaveLength(20);
+    for (const row of outbox) {
+      expect(row.data.applicantId).toBe(row.entity_id);
+      expect(responses.find((r) => r.body.id === row.entity_id)?.body.externalUserId).toBe(
+        row.data.externalUserId,
+      );
+    }
+    const claims = await h.sql<{ n: string }>(
+      'SELECT count(*) AS n FROM field_claims WHERE applicant_id = ANY($1)',
+      [applicantIds],
+    );
+    expect(Number(claims[0].n)).toBe(40);
+    // Rows of one statement share its transaction's timestamp: the burst did go out as one batch.
+    expect(new Set(rows.map((r) => r.created_at.getTime())).size).toBe(1);
+  });
+
+  it('one create the database cannot store answers 400; the creates beside it are not affected', async () => {
+    const good = Array.from({ length: 10 }, (_, i) => `beside-${i}`);
+    const [bad, ...rest] = await sendAsOneBatch([
+      { externalUserId: 'nul-1', firstName: 'A\u0000B' },
+      ...good.map((id) => ({ externalUserId: id, firstName: 'Fine' })),
+    ]);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({ message: 'Body contains characters that cannot be stored' });
+    expect(rest.map((r) => r.status)).toEqual(good.map(() => 201));
+    expect(await h.sql("SELECT 1 FROM applicants WHERE external_user_id = 'nul-1'")).toHaveLength(0);
+    const beside = await h.sql<{ created_at: Date }>(
+      "SELECT created_at FROM applicants WHERE external_user_id LIKE 'beside-%'",
+    );
+    expect(beside).toHaveLength(10);
+  });
+
+  it('when the statement fails for every create (a table missing), every waiting caller gets 500 and nothing is half-written', async () => {
+    await h.sql('ALTER TABLE review_events RENAME TO review_events_away');
+    try {
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          create({ externalUserId: `down-${i}`, firstName: 'D' }).then((r) => r),
+        ),
+      );
+      expect(responses.map((r) => r.status)).toEqual(responses.map(() => 500));
+      expect(responses[0].body).toEqual({ message: 'Internal server error' });
+    } finally {
+      await h.sql('ALTER TABLE review_events_away RENAME TO review_events');
+    }
+    expect(await h.sql("SELECT 1 FROM applicants WHERE external_user_id LIKE 'down-%'")).toHaveLength(0);
+    expect(await h.sql("SELECT 1 FROM outbox WHERE data->>'externalUserId' LIKE 'down-%'")).toHaveLength(0);
+    // The next creates go through again.
+    await create({ externalUserId: 'down-0', firstName: 'D' }).expect(201);
+  });
+});
