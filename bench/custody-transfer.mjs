@@ -12,7 +12,7 @@
 // negative balances, conservation of the total, transactions created versus 201 answers.
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -43,6 +43,8 @@ const API_PORT = 3902;
 const WORKER_PORT = 3912;
 const BASELINE_PORT = 3903;
 const BTC = 'a0000000-0000-4000-8000-000000000001';
+/** Signed requests prepared per second of a run (more than the API answers here; extra ones are signed live). */
+const PRESIGNED_PER_SECOND = 4000;
 
 const children = [];
 function start(script, env, readyUrl, flags = []) {
@@ -80,6 +82,22 @@ function cpuMs(child) {
   } catch {
     return NaN;
   }
+}
+
+/** CPU time (ms) of every Postgres server process on this machine (all backends, WAL writer, …). */
+function postgresCpuMs() {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ')[1].split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
 }
 
 async function sql(text, params = [], url = DATABASE_URL) {
@@ -180,7 +198,7 @@ async function main() {
   }
   await stop(worker);
 
-  const transferRequest = () => {
+  const transferRequest = (timestampMs) => {
     const s = Math.floor(Math.random() * wallets.length);
     let d = Math.floor(Math.random() * (wallets.length - 1));
     if (d >= s) d++;
@@ -200,17 +218,30 @@ async function main() {
           method: 'POST',
           pathWithQuery: '/transactions/transfer',
           body,
+          timestamp: String(timestampMs),
         }),
       },
     };
   };
 
+  // Requests are signed before each run, so the load generator's HMAC work does not compete with the API
+  // for the CPU (the baseline's requests are static too). Every request gets its own millisecond
+  // timestamp (the replay cache refuses a repeated signature), spread over [now - 20 s, now + 20 s] and
+  // used oldest first, so each stays inside the 30 s drift while the run lasts.
+  let nextTimestampMs = 0;
+  const signedRequests = (seconds) => {
+    const count = seconds * PRESIGNED_PER_SECOND;
+    const start = Math.max(nextTimestampMs, Date.now() - 20_000);
+    nextTimestampMs = start + count;
+    const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i));
+    let next = 0;
+    return [
+      { setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextTimestampMs++)) }) },
+    ];
+  };
+
   // Warm-up, then the measurement.
-  await run({
-    url: base,
-    duration: 2,
-    requests: [{ setupRequest: (req) => ({ ...req, ...transferRequest() }) }],
-  });
+  await run({ url: base, duration: 2, requests: signedRequests(2) });
   await sleep(500);
   const [{ n: before }] = await sql(
     `SELECT count(*)::int AS n FROM custody.transactions WHERE type = 'InternalTransfer'`,
@@ -219,11 +250,10 @@ async function main() {
     Number((await sql(`SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1`, [DB]))[0].n);
   const commitsBefore = await commits();
   const apiCpuBefore = cpuMs(api);
-  const custody = await run({
-    url: base,
-    requests: [{ setupRequest: (req) => ({ ...req, ...transferRequest() }) }],
-  });
+  const pgCpuBefore = postgresCpuMs();
+  const custody = await run({ url: base, requests: signedRequests(DURATION) });
   const apiCpu = cpuMs(api) - apiCpuBefore;
+  const pgCpu = postgresCpuMs() - pgCpuBefore;
   await sleep(600); // pg_stat_database is refreshed at most every 500 ms
   const commitsDuring = (await commits()) - commitsBefore;
   await stop(api);
@@ -245,8 +275,10 @@ async function main() {
   };
   await run({ url: `http://127.0.0.1:${BASELINE_PORT}`, duration: 2, requests: [baselineRequest] });
   const baselineCpuBefore = cpuMs(baselineServer);
+  const baselinePgCpuBefore = postgresCpuMs();
   const baseline = await run({ url: `http://127.0.0.1:${BASELINE_PORT}`, requests: [baselineRequest] });
   const baselineCpu = cpuMs(baselineServer) - baselineCpuBefore;
+  const baselinePgCpu = postgresCpuMs() - baselinePgCpuBefore;
   await stop(baselineServer);
 
   // Anomalies.
@@ -285,6 +317,7 @@ async function main() {
       p50Ms: custody.latency.p50,
       total2xx: custody['2xx'],
       nodeCpuMsPerRequest: Number((apiCpu / custody.requests.total).toFixed(3)),
+      postgresCpuMsPerRequest: Number((pgCpu / custody.requests.total).toFixed(3)),
       databaseCommitsPerRequest: Number((commitsDuring / custody.requests.total).toFixed(3)),
     },
     baselineFastifyInsert: {
@@ -292,6 +325,7 @@ async function main() {
       p99Ms: baseline.latency.p99,
       p50Ms: baseline.latency.p50,
       nodeCpuMsPerRequest: Number((baselineCpu / baseline.requests.total).toFixed(3)),
+      postgresCpuMsPerRequest: Number((baselinePgCpu / baseline.requests.total).toFixed(3)),
     },
     ratioToBaseline: Number(ratio.toFixed(3)),
     anomalies,

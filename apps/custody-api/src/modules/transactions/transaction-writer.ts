@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Batcher, isDataError, type OutboxEvent, sqlState } from '@tessera/platform';
-import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import type { BalanceDelta } from '../ledger/ledger';
@@ -161,10 +160,19 @@ async function lockBalances(manager: EntityManager, items: NewTransaction[]): Pr
   return balances;
 }
 
+/** The JSON of a key reservation: what `jsonb_to_recordset` reads back as one row. */
+const keyJson = (t: NewTransaction) => ({
+  t: t.caller.tenantId,
+  e: t.caller.environment,
+  ep: t.idempotency!.endpoint,
+  k: t.idempotency!.key,
+});
+
 /**
  * Reserves the Idempotency-Keys with the response already built. A key held by a committed request
  * (within 24 h) is not returned; one held by a request still in flight makes this statement wait
- * for it. Returns the keys this batch now holds.
+ * for it. Returns the keys this batch now holds. Every statement here takes its rows as ONE JSON
+ * parameter (`jsonb_to_recordset`): one native JSON.stringify instead of per-element array escaping.
  */
 async function claimKeys(manager: EntityManager, items: NewTransaction[]): Promise<Set<string>> {
   const claims = items.filter((t) => t.idempotency);
@@ -173,19 +181,16 @@ async function claimKeys(manager: EntityManager, items: NewTransaction[]): Promi
     `INSERT INTO "idempotency_keys" AS k ("tenant_id", "environment", "endpoint", "key", "request_hash",
        "status_code", "response")
      SELECT u.t, u.e, u.ep, u.k, u.h, 201, u.r
-     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[]) AS u(t, e, ep, k, h, r)
+     FROM jsonb_to_recordset($1::jsonb) AS u(t uuid, e text, ep text, k text, h text, r jsonb)
      ON CONFLICT ("tenant_id", "environment", "endpoint", "key") DO UPDATE
        SET "request_hash" = EXCLUDED."request_hash", "response" = EXCLUDED."response", "status_code" = 201,
            "created_at" = now()
        WHERE k."created_at" <= now() - ${IDEMPOTENCY_TTL}
      RETURNING k."tenant_id" || '|' || k."environment" || '|' || k."endpoint" || '|' || k."key" AS "k"`,
     [
-      claims.map((t) => t.caller.tenantId),
-      claims.map((t) => t.caller.environment),
-      claims.map((t) => t.idempotency!.endpoint),
-      claims.map((t) => t.idempotency!.key),
-      claims.map((t) => t.idempotency!.requestHash),
-      claims.map((t) => JSON.stringify(t.idempotency!.response)),
+      JSON.stringify(
+        claims.map((t) => ({ ...keyJson(t), h: t.idempotency!.requestHash, r: t.idempotency!.response })),
+      ),
     ],
   );
   return new Set(rows.map((r) => r.k));
@@ -199,14 +204,9 @@ async function storedResponses(
     `SELECT i."tenant_id" || '|' || i."environment" || '|' || i."endpoint" || '|' || i."key" AS "k",
        i."request_hash" AS "requestHash", i."status_code" AS "statusCode", i."response"
      FROM "idempotency_keys" i
-     JOIN unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS u(t, e, ep, k)
+     JOIN jsonb_to_recordset($1::jsonb) AS u(t uuid, e text, ep text, k text)
        ON i."tenant_id" = u.t AND i."environment" = u.e AND i."endpoint" = u.ep AND i."key" = u.k`,
-    [
-      items.map((t) => t.caller.tenantId),
-      items.map((t) => t.caller.environment),
-      items.map((t) => t.idempotency!.endpoint),
-      items.map((t) => t.idempotency!.key),
-    ],
+    [JSON.stringify(items.map(keyJson))],
   );
   return new Map(rows.map(({ k, ...stored }) => [k, stored]));
 }
@@ -232,6 +232,52 @@ function applyIfFunded(balances: Map<string, Buckets>, deltas: BalanceDelta[]): 
   return undefined;
 }
 
+const WRITE_ACCEPTED = `
+  WITH released AS (
+    DELETE FROM "idempotency_keys" i USING jsonb_to_recordset($1::jsonb -> 'released') AS u(t uuid, e text, ep text, k text)
+    WHERE i."tenant_id" = u.t AND i."environment" = u.e AND i."endpoint" = u.ep AND i."key" = u.k
+    RETURNING 1
+  ),
+  moved AS (
+    UPDATE "balances" b SET "total" = b."total" + d.t, "available" = b."available" + d.a,
+      "pending" = b."pending" + d.p, "locked" = b."locked" + d.l, "updated_at" = now()
+    FROM jsonb_to_recordset($1::jsonb -> 'balances') AS d(w uuid, t numeric, a numeric, p numeric, l numeric)
+    WHERE b."wallet_id" = d.w
+    RETURNING 1
+  ),
+  tx AS (
+    INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
+      "wallet_id", "source_wallet_id", "destination_wallet_id", "amount", "source_address",
+      "destination_address", "destination_tag", "tx_hash", "network_fee", "fee_currency", "note",
+      "created_at", "updated_at")
+    SELECT r."id", r."tenantId", r."environment", r."type", r."status", r."vaultId", r."assetId", r."walletId",
+      r."sourceWalletId", r."destinationWalletId", r."amount", r."sourceAddress", r."destinationAddress",
+      r."destinationTag", r."txHash", r."networkFee", r."feeCurrency", r."note", r."createdAt", r."createdAt"
+    FROM jsonb_to_recordset($1::jsonb -> 'transactions') AS r("id" uuid, "tenantId" uuid, "environment" text,
+      "type" text, "status" text, "vaultId" uuid, "assetId" uuid, "walletId" uuid, "sourceWalletId" uuid,
+      "destinationWalletId" uuid, "amount" numeric, "sourceAddress" text, "destinationAddress" text,
+      "destinationTag" text, "txHash" text, "networkFee" numeric, "feeCurrency" text, "note" text,
+      "createdAt" timestamptz)
+    RETURNING 1
+  ),
+  ledger AS (
+    INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
+      "pending_delta", "locked_delta")
+    SELECT e.w, e.x, e.k, e.t, e.a, e.p, e.l
+    FROM jsonb_to_recordset($1::jsonb -> 'entries') AS e(w uuid, x uuid, k text, t numeric, a numeric, p numeric, l numeric)
+    RETURNING 1
+  ),
+  events AS (
+    INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at")
+    SELECT gen_random_uuid(), v."tenantId", v."eventType", v."entityType", v."entityId", v."data", v."occurredAt"
+    FROM jsonb_to_recordset($1::jsonb -> 'events') AS v("tenantId" text, "eventType" text, "entityType" text,
+      "entityId" text, "data" jsonb, "occurredAt" timestamptz)
+    RETURNING 1
+  )
+  SELECT (SELECT count(*) FROM released)::int AS "released", (SELECT count(*) FROM moved)::int AS "moved",
+    (SELECT count(*) FROM tx)::int AS "inserted", (SELECT count(*) FROM ledger)::int AS "entries",
+    (SELECT count(*) FROM events)::int AS "events"`;
+
 /**
  * One statement: drop the reservations of refused items, apply the summed deltas per wallet, insert
  * the transactions, ledger entries and outbox events of the accepted ones.
@@ -248,82 +294,32 @@ async function writeAccepted(
     sums.set(d.walletId, sum);
   }
   const wallets = [...sums.keys()].sort();
-  const records = accepted.map((t) => t.record);
-  const entries = accepted.flatMap((t) => t.deltas);
-  const events = accepted.flatMap((t) => t.events);
+  const units = (v: bigint | undefined) => String(v ?? 0n);
   const now = new Date();
-  const column = <T>(rows: T[], pick: (row: T) => unknown) => rows.map(pick);
-  const params: unknown[] = [];
-  const p = (values: unknown[], type: string) => {
-    params.push(values);
-    return `$${params.length}::${type}[]`;
+  const document = {
+    released: released.map(keyJson),
+    balances: wallets.map((w) => {
+      const sum = sums.get(w)!;
+      return { w, t: units(sum.total), a: units(sum.available), p: units(sum.pending), l: units(sum.locked) };
+    }),
+    transactions: accepted.map((t) => t.record),
+    entries: accepted.flatMap((t) =>
+      t.deltas.map((d) => ({
+        w: d.walletId,
+        x: d.transactionId,
+        k: d.kind,
+        t: units(d.total),
+        a: units(d.available),
+        p: units(d.pending),
+        l: units(d.locked),
+      })),
+    ),
+    events: accepted.flatMap((t) => t.events.map((e) => ({ ...e, occurredAt: e.occurredAt ?? now }))),
   };
-  const text = (values: unknown[]) => p(values, 'text');
-  const uuid = (values: unknown[]) => p(values, 'uuid');
-  const num = (values: unknown[]) => p(values, 'numeric');
-  const when = (values: unknown[]) => p(values, 'timestamptz');
-  const [written]: { moved: number; inserted: number }[] = await manager.query(
-    `WITH released AS (
-       DELETE FROM "idempotency_keys" WHERE ("tenant_id", "environment", "endpoint", "key") IN (
-         SELECT * FROM unnest(${uuid(column(released, (t) => t.caller.tenantId))},
-           ${text(column(released, (t) => t.caller.environment))}, ${text(column(released, (t) => t.idempotency!.endpoint))},
-           ${text(column(released, (t) => t.idempotency!.key))}))
-       RETURNING 1
-     ),
-     moved AS (
-       UPDATE "balances" b SET "total" = b."total" + d.t, "available" = b."available" + d.a,
-         "pending" = b."pending" + d.p, "locked" = b."locked" + d.l, "updated_at" = now()
-       FROM unnest(${uuid(wallets)}, ${num(column(wallets, (w) => String(sums.get(w)!.total)))},
-         ${num(column(wallets, (w) => String(sums.get(w)!.available)))},
-         ${num(column(wallets, (w) => String(sums.get(w)!.pending)))},
-         ${num(column(wallets, (w) => String(sums.get(w)!.locked)))}) AS d(w, t, a, p, l)
-       WHERE b."wallet_id" = d.w
-       RETURNING 1
-     ),
-     tx AS (
-       INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
-         "wallet_id", "source_wallet_id", "destination_wallet_id", "amount", "source_address",
-         "destination_address", "destination_tag", "tx_hash", "network_fee", "fee_currency", "note",
-         "created_at", "updated_at")
-       SELECT u.*, u.c FROM unnest(${uuid(column(records, (r) => r.id))}, ${uuid(column(records, (r) => r.tenantId))},
-         ${text(column(records, (r) => r.environment))}, ${text(column(records, (r) => r.type))},
-         ${text(column(records, (r) => r.status))}, ${uuid(column(records, (r) => r.vaultId))},
-         ${uuid(column(records, (r) => r.assetId))}, ${uuid(column(records, (r) => r.walletId))},
-         ${uuid(column(records, (r) => r.sourceWalletId))}, ${uuid(column(records, (r) => r.destinationWalletId))},
-         ${num(column(records, (r) => r.amount))}, ${text(column(records, (r) => r.sourceAddress))},
-         ${text(column(records, (r) => r.destinationAddress))}, ${text(column(records, (r) => r.destinationTag))},
-         ${text(column(records, (r) => r.txHash))}, ${num(column(records, (r) => r.networkFee))},
-         ${text(column(records, (r) => r.feeCurrency))}, ${text(column(records, (r) => r.note))},
-         ${when(column(records, (r) => r.createdAt.toISOString()))}) AS u(id, te, en, ty, st, va, ass, wa, sw, dw, am,
-           sa, da, dt, th, nf, fc, no, c)
-       RETURNING 1
-     ),
-     ledger AS (
-       INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
-         "pending_delta", "locked_delta")
-       SELECT * FROM unnest(${uuid(column(entries, (d) => d.walletId))}, ${uuid(column(entries, (d) => d.transactionId))},
-         ${text(column(entries, (d) => d.kind))}, ${num(column(entries, (d) => String(d.total ?? 0n)))},
-         ${num(column(entries, (d) => String(d.available ?? 0n)))}, ${num(column(entries, (d) => String(d.pending ?? 0n)))},
-         ${num(column(entries, (d) => String(d.locked ?? 0n)))})
-       RETURNING 1
-     ),
-     events AS (
-       INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at")
-       SELECT * FROM unnest(${uuid(column(events, () => randomUUID()))}, ${text(column(events, (e) => e.tenantId))},
-         ${text(column(events, (e) => e.eventType))}, ${text(column(events, (e) => e.entityType))},
-         ${text(column(events, (e) => e.entityId))}, ${p(
-           column(events, (e) => JSON.stringify(e.data)),
-           'jsonb',
-         )},
-         ${when(column(events, (e) => (e.occurredAt ?? now).toISOString()))})
-       RETURNING 1
-     )
-     SELECT (SELECT count(*) FROM released)::int AS "released", (SELECT count(*) FROM moved)::int AS "moved",
-       (SELECT count(*) FROM tx)::int AS "inserted", (SELECT count(*) FROM ledger)::int AS "entries",
-       (SELECT count(*) FROM events)::int AS "events"`,
-    params,
-  );
-  if (written!.moved !== wallets.length || written!.inserted !== records.length) {
+  const [written]: { moved: number; inserted: number }[] = await manager.query(WRITE_ACCEPTED, [
+    JSON.stringify(document),
+  ]);
+  if (written!.moved !== wallets.length || written!.inserted !== accepted.length) {
     throw new Error('A batch wrote fewer rows than it planned');
   }
 }
