@@ -38,6 +38,17 @@ describe('request signing', () => {
     ).toBe(false);
   });
 
+  it('refuses a signature that is not 64 lowercase hex digits without throwing', () => {
+    const request = { timestamp: '1700000000', method: 'GET', pathWithQuery: '/assets' };
+    const sig = computeRequestSignature('s3cret', request);
+    expect(verifyRequestSignature('s3cret', request, sig)).toBe(true);
+    for (const bad of ['', sig.slice(0, 63), `${sig}0`, sig.toUpperCase(), `${sig.slice(0, 63)}g`]) {
+      expect(verifyRequestSignature('s3cret', request, bad)).toBe(false);
+    }
+    const flipped = `${sig.slice(0, 63)}${sig.endsWith('0') ? '1' : '0'}`;
+    expect(verifyRequestSignature('s3cret', request, flipped)).toBe(false);
+  });
+
   it('builds the three headers, defaulting to a millisecond timestamp', () => {
     const headers = signRequest('ck_test_x', 's', { method: 'GET', pathWithQuery: '/assets' });
     expect(headers['x-timestamp']).toMatch(/^\d{13}$/);

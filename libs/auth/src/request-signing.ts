@@ -1,5 +1,4 @@
-import { createHmac } from 'node:crypto';
-import { safeEqual } from './secrets';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Headers of a signed custody request (DECISIONS.md, "Custody API"). */
 export const SIGNATURE_HEADERS = {
@@ -18,18 +17,29 @@ export interface SignableRequest {
   body?: string | Buffer;
 }
 
-/** Lowercase hex HMAC-SHA256(secret, timestamp + METHOD + pathWithQuery + rawBody). */
-export function computeRequestSignature(secret: string, request: SignableRequest): string {
+function signatureDigest(secret: string, request: SignableRequest): Buffer {
   const hmac = createHmac('sha256', secret);
   hmac.update(request.timestamp, 'utf8');
   hmac.update(request.method.toUpperCase(), 'utf8');
   hmac.update(request.pathWithQuery, 'utf8');
   if (request.body !== undefined) hmac.update(request.body);
-  return hmac.digest('hex');
+  return hmac.digest();
 }
 
+/** Lowercase hex HMAC-SHA256(secret, timestamp + METHOD + pathWithQuery + rawBody). */
+export function computeRequestSignature(secret: string, request: SignableRequest): string {
+  return signatureDigest(secret, request).toString('hex');
+}
+
+const HEX_SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * Constant-time check of a lowercase hex signature. Anything but 64 hex digits is refused before the
+ * comparison (the length of a signature is no secret); the 32 bytes are then compared in constant time.
+ */
 export function verifyRequestSignature(secret: string, request: SignableRequest, signature: string): boolean {
-  return safeEqual(computeRequestSignature(secret, request), signature);
+  if (!HEX_SHA256.test(signature)) return false;
+  return timingSafeEqual(signatureDigest(secret, request), Buffer.from(signature, 'hex'));
 }
 
 /**

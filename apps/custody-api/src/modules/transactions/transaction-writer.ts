@@ -99,10 +99,7 @@ export class TransactionWriter {
     manager: EntityManager,
     items: NewTransaction[],
   ): Promise<CreateOutcome[]> {
-    // Keys first: a batch waiting for the hot balance rows already holds its reservations, so the
-    // second batch in flight does that work while the first holds the rows.
-    const claimed = await claimKeys(manager, items);
-    const balances = await lockBalances(manager, items);
+    const { claimed, balances } = await reserveAndLock(manager, items);
     const outcomes: (CreateOutcome | undefined)[] = [];
     const accepted: NewTransaction[] = [];
     const released: NewTransaction[] = [];
@@ -139,27 +136,6 @@ export class TransactionWriter {
   }
 }
 
-/** Locks the batch's balance rows in wallet-id order and reads them. */
-async function lockBalances(manager: EntityManager, items: NewTransaction[]): Promise<Map<string, Buckets>> {
-  const ids = [...new Set(items.flatMap((t) => t.deltas.map((d) => d.walletId)))].sort();
-  const rows: ({ walletId: string } & Record<(typeof BUCKETS)[number], string>)[] = await manager.query(
-    `SELECT "wallet_id" AS "walletId", "total"::text, "available"::text, "pending"::text, "locked"::text
-     FROM "balances" WHERE "wallet_id" = ANY($1::uuid[]) ORDER BY "wallet_id" FOR UPDATE`,
-    [ids],
-  );
-  const balances = new Map<string, Buckets>();
-  for (const r of rows) {
-    balances.set(r.walletId, {
-      total: BigInt(r.total),
-      available: BigInt(r.available),
-      pending: BigInt(r.pending),
-      locked: BigInt(r.locked),
-    });
-  }
-  if (balances.size !== ids.length) throw new MissingBalanceRowError();
-  return balances;
-}
-
 /** The JSON of a key reservation: what `jsonb_to_recordset` reads back as one row. */
 const keyJson = (t: NewTransaction) => ({
   t: t.caller.tenantId,
@@ -169,31 +145,64 @@ const keyJson = (t: NewTransaction) => ({
 });
 
 /**
- * Reserves the Idempotency-Keys with the response already built. A key held by a committed request
- * (within 24 h) is not returned; one held by a request still in flight makes this statement wait
- * for it. Returns the keys this batch now holds. Every statement here takes its rows as ONE JSON
- * parameter (`jsonb_to_recordset`): one native JSON.stringify instead of per-element array escaping.
+ * ONE statement: reserve the Idempotency-Keys with the response already built, then lock the batch's
+ * balance rows in wallet-id order and read them. Keys come first (the Append runs its branches in
+ * order): a batch waiting for the hot rows already holds its reservations, so the second batch in
+ * flight does that work while the first holds the rows. A key held by a committed request (within
+ * 24 h) is not returned; one held by a request still in flight makes the statement wait for it.
+ * Statements here take their rows as ONE JSON parameter (`jsonb_to_recordset`): one native
+ * JSON.stringify instead of per-element array escaping.
  */
-async function claimKeys(manager: EntityManager, items: NewTransaction[]): Promise<Set<string>> {
+const RESERVE_AND_LOCK = `
+  WITH claimed AS (
+    INSERT INTO "idempotency_keys" AS k ("tenant_id", "environment", "endpoint", "key", "request_hash",
+      "status_code", "response")
+    SELECT u.t, u.e, u.ep, u.k, u.h, 201, u.r
+    FROM jsonb_to_recordset($1::jsonb) AS u(t uuid, e text, ep text, k text, h text, r jsonb)
+    ON CONFLICT ("tenant_id", "environment", "endpoint", "key") DO UPDATE
+      SET "request_hash" = EXCLUDED."request_hash", "response" = EXCLUDED."response", "status_code" = 201,
+          "created_at" = now()
+      WHERE k."created_at" <= now() - ${IDEMPOTENCY_TTL}
+    RETURNING k."tenant_id" || '|' || k."environment" || '|' || k."endpoint" || '|' || k."key" AS "k"
+  ),
+  locked AS (
+    SELECT "wallet_id"::text AS "w", "total"::text, "available"::text, "pending"::text, "locked"::text
+    FROM "balances" WHERE "wallet_id" = ANY($2::uuid[]) ORDER BY "wallet_id" FOR UPDATE
+  )
+  SELECT 'key' AS "row", c."k" AS "id", NULL AS "total", NULL AS "available", NULL AS "pending",
+    NULL AS "locked" FROM claimed c
+  UNION ALL
+  SELECT 'balance', l."w", l."total", l."available", l."pending", l."locked" FROM locked l`;
+
+async function reserveAndLock(
+  manager: EntityManager,
+  items: NewTransaction[],
+): Promise<{ claimed: Set<string>; balances: Map<string, Buckets> }> {
   const claims = items.filter((t) => t.idempotency);
-  if (claims.length === 0) return new Set();
-  const rows: { k: string }[] = await manager.query(
-    `INSERT INTO "idempotency_keys" AS k ("tenant_id", "environment", "endpoint", "key", "request_hash",
-       "status_code", "response")
-     SELECT u.t, u.e, u.ep, u.k, u.h, 201, u.r
-     FROM jsonb_to_recordset($1::jsonb) AS u(t uuid, e text, ep text, k text, h text, r jsonb)
-     ON CONFLICT ("tenant_id", "environment", "endpoint", "key") DO UPDATE
-       SET "request_hash" = EXCLUDED."request_hash", "response" = EXCLUDED."response", "status_code" = 201,
-           "created_at" = now()
-       WHERE k."created_at" <= now() - ${IDEMPOTENCY_TTL}
-     RETURNING k."tenant_id" || '|' || k."environment" || '|' || k."endpoint" || '|' || k."key" AS "k"`,
-    [
+  const wallets = [...new Set(items.flatMap((t) => t.deltas.map((d) => d.walletId)))].sort();
+  const rows: ({ row: 'key' | 'balance'; id: string } & Record<(typeof BUCKETS)[number], string>)[] =
+    await manager.query(RESERVE_AND_LOCK, [
       JSON.stringify(
         claims.map((t) => ({ ...keyJson(t), h: t.idempotency!.requestHash, r: t.idempotency!.response })),
       ),
-    ],
-  );
-  return new Set(rows.map((r) => r.k));
+      wallets,
+    ]);
+  const claimed = new Set<string>();
+  const balances = new Map<string, Buckets>();
+  for (const r of rows) {
+    if (r.row === 'key') {
+      claimed.add(r.id);
+      continue;
+    }
+    balances.set(r.id, {
+      total: BigInt(r.total),
+      available: BigInt(r.available),
+      pending: BigInt(r.pending),
+      locked: BigInt(r.locked),
+    });
+  }
+  if (balances.size !== wallets.length) throw new MissingBalanceRowError();
+  return { claimed, balances };
 }
 
 async function storedResponses(
