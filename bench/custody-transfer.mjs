@@ -235,9 +235,7 @@ async function main() {
     nextTimestampMs = start + count;
     const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i));
     let next = 0;
-    return [
-      { setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextTimestampMs++)) }) },
-    ];
+    return [{ setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextTimestampMs++)) }) }];
   };
 
   // Warm-up, then the measurement.
