@@ -4,6 +4,7 @@ import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { QUEUES } from '@tessera/contracts';
 import { migrations } from './database/migrations';
+import { chainFromEnv } from './modules/chain/chain.module';
 import { startMachineOnCreated } from './modules/transactions/machine-start';
 import { TransactionsProcessingModule } from './modules/transactions/transactions-processing.module';
 
@@ -29,7 +30,7 @@ export class WorkerModule {
         OutboxRelayModule.forRoot({
           source: 'custody',
           enabled: env.OUTBOX_RELAY_ENABLED,
-          followUps: startMachineOnCreated(env.CHAIN_SIM_STEP_DELAY_MS),
+          followUps: startMachineOnCreated(chainFromEnv(env)),
         }),
       ],
     };

@@ -182,7 +182,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     if (!followUps) return;
     const byJob = new Map<JobKey, FollowUpJob[]>();
     for (const r of rows) {
-      const event = {
+      const event: RelayedEvent = {
         id: r.id,
         tenantId: r.tenant_id,
         eventType: r.event_type,
@@ -190,7 +190,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         entityId: r.entity_id,
         data: r.data,
       };
-      for (const f of followUps(event)) byJob.set(f.job, [...(byJob.get(f.job) ?? []), f]);
+      for (const f of followUps(event)) {
+        const list = byJob.get(f.job);
+        if (list) list.push(f);
+        else byJob.set(f.job, [f]);
+      }
     }
     for (const [job, items] of byJob) await this.queues.addBulk(job, items as FollowUpJob<typeof job>[]);
   }

@@ -1,17 +1,10 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
-import { JOBS, parseJobPayload } from '@tessera/contracts';
-import { DEFAULT_JOB_OPTIONS, JobQueues } from '@tessera/platform';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { JOBS } from '@tessera/contracts';
+import { JobQueues } from '@tessera/platform';
 import type { JobState } from 'bullmq';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
-import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
-import { advanceJobId } from './advance-enqueuer';
+import { AdvanceEnqueuer, advanceJobId } from './advance-enqueuer';
 import { type StuckTransaction, StuckTransactionsRepository } from './stuck-transactions.repository';
 
 /** A job in one of these states will still run: the transaction is slow, not stuck. */
@@ -47,7 +40,7 @@ export class StuckTransactionSweeper implements OnApplicationBootstrap, OnModule
   constructor(
     private readonly repository: StuckTransactionsRepository,
     private readonly jobs: JobQueues,
-    @Inject(CHAIN_ADAPTER) private readonly chain: ChainAdapter,
+    private readonly enqueuer: AdvanceEnqueuer,
     @InjectEnv() private readonly env: Env,
   ) {}
 
@@ -96,25 +89,9 @@ export class StuckTransactionSweeper implements OnApplicationBootstrap, OnModule
         }),
       )
     ).filter((t): t is StuckTransaction => t !== undefined);
-    if (lost.length === 0) return 0;
-    const job = JOBS.CUSTODY_TRANSACTION_ADVANCE;
-    await queue.addBulk(
-      lost.map((t) => ({
-        name: job.name,
-        data: parseJobPayload(job, { transactionId: t.id, expectedStatus: t.status }),
-        opts: { ...DEFAULT_JOB_OPTIONS, delay: this.remainingDelay(t), jobId: advanceJobId(t.id, t.status) },
-      })),
-    );
+    // What is left of each step's normal delay (Confirming can outlast the threshold on a slow chain).
+    await Promise.all(lost.map((t) => this.enqueuer.enqueue(t.id, t.status, t.assetConfirmations, t.ageMs)));
     return lost.length;
-  }
-
-  /** What is left of the step's normal delay (Confirming can outlast the threshold on a slow chain). */
-  private remainingDelay(t: StuckTransaction): number {
-    const delay =
-      t.status === 'Confirming'
-        ? this.chain.confirmationDelayMs(t.assetConfirmations)
-        : this.chain.stepDelayMs();
-    return Math.max(0, Math.round(delay - t.ageMs));
   }
 
   /** Stops the timer and lets a running sweep finish before the queues and the database close. */

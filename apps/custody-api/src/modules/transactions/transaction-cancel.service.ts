@@ -8,7 +8,7 @@ import { VaultsService } from '../vaults/vaults.service';
 import { terminalDeltas } from './terminal-effects';
 import {
   balanceUpdatedEvent,
-  statusUpdatedFields,
+  statusUpdatedEvent,
   type TransactionRecord,
   type TransactionType,
   transactionDto,
@@ -79,13 +79,7 @@ export class TransactionCancelService {
         { terminal: true },
         deltas,
         (t) => [
-          {
-            tenantId: t.tenantId,
-            eventType: 'transaction.status.updated',
-            entityType: 'transaction',
-            entityId: t.id,
-            data: statusUpdatedFields(t, current.status),
-          },
+          statusUpdatedEvent(t, current.status),
           ...[...vaultIds].map((vaultId) => balanceUpdatedEvent(t.tenantId, vaultId, t.assetId)),
         ],
       );

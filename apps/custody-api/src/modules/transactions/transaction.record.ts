@@ -113,6 +113,17 @@ export function statusUpdatedFields(r: TransactionRecord, previousStatus: Custod
   };
 }
 
+/** transaction.status.updated for a move out of `previousStatus`. */
+export function statusUpdatedEvent(r: TransactionRecord, previousStatus: CustodyTransactionStatus) {
+  return {
+    tenantId: r.tenantId,
+    eventType: 'transaction.status.updated',
+    entityType: 'transaction',
+    entityId: r.id,
+    data: statusUpdatedFields(r, previousStatus),
+  };
+}
+
 /** balance.updated: a cache-invalidation signal, entityId `<vaultId>:<assetId>`. */
 export function balanceUpdatedEvent(tenantId: string, vaultId: string, assetId: string) {
   return {

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AddressBookModule } from '../address-book/address-book.module';
 import { AssetsModule } from '../assets/assets.module';
-import { ChainModule } from '../chain/chain.module';
 import { VaultsModule } from '../vaults/vaults.module';
 import { TransactionCancelController } from './transaction-cancel.controller';
 import { TransactionCancelService } from './transaction-cancel.service';
@@ -12,7 +11,7 @@ import { TransactionsService } from './transactions.service';
 
 /** API role: create, read, list and cancel transactions; the machine runs in the worker role. */
 @Module({
-  imports: [VaultsModule, AssetsModule, AddressBookModule, ChainModule],
+  imports: [VaultsModule, AssetsModule, AddressBookModule],
   controllers: [TransactionsController, TransactionCancelController],
   providers: [TransactionsRepository, TransactionWriter, TransactionsService, TransactionCancelService],
 })

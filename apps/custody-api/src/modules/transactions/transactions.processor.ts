@@ -9,7 +9,7 @@ import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
 import {
   balanceUpdatedEvent,
   NEXT_STATUS,
-  statusUpdatedFields,
+  statusUpdatedEvent,
   TERMINAL_STATUSES,
   type TransactionRecord,
 } from './transaction.record';
@@ -80,13 +80,7 @@ export class TransactionsProcessor {
       patch: { txHash, failureReason, terminal },
       deltas,
       events: (t) => [
-        {
-          tenantId: t.tenantId,
-          eventType: 'transaction.status.updated',
-          entityType: 'transaction',
-          entityId: t.id,
-          data: statusUpdatedFields(t, current.status),
-        },
+        statusUpdatedEvent(t, current.status),
         ...(deltas.length > 0 ? [balanceUpdatedEvent(t.tenantId, t.vaultId, t.assetId)] : []),
       ],
     };
