@@ -1,9 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type Redis from 'ioredis';
+import { CacheInvalidationService } from '@tessera/platform';
 import { bootApp } from '@tessera/testing';
 import request from 'supertest';
 import { runCli } from '../src/cli/run';
-import { CacheInvalidationService } from '../src/modules/cache/cache-invalidation.service';
 import { AppModule } from '../src/app.module';
 import { loadEnv } from '../src/config/env';
 import { type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';

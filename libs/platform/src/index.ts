@@ -18,3 +18,5 @@ export * from './outbox.entity';
 export * from './outbox-relay';
 export * from './outbox-notify.migration';
 export * from './batcher';
+export * from './ttl-cache';
+export * from './cache-invalidation';

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { CacheInvalidationModule } from '@tessera/platform';
 import { AdminGuard } from '../tenants/admin.guard';
 import { AssetsAdminController } from './assets-admin.controller';
 import { AssetsController } from './assets.controller';
@@ -6,6 +7,7 @@ import { AssetsRepository } from './assets.repository';
 import { AssetsService } from './assets.service';
 
 @Module({
+  imports: [CacheInvalidationModule],
   controllers: [AssetsController, AssetsAdminController],
   providers: [AssetsRepository, AssetsService, AdminGuard],
   exports: [AssetsService],
@@ -13,5 +15,9 @@ import { AssetsService } from './assets.service';
 export class AssetsModule {}
 
 /** Asset lookups and per-tenant settings without the HTTP controllers (worker role, CLI). */
-@Module({ providers: [AssetsRepository, AssetsService], exports: [AssetsService] })
+@Module({
+  imports: [CacheInvalidationModule],
+  providers: [AssetsRepository, AssetsService],
+  exports: [AssetsService],
+})
 export class AssetsCoreModule {}

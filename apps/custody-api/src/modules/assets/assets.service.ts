@@ -1,29 +1,35 @@
 import { Injectable } from '@nestjs/common';
-import { badRequest, notFound } from '@tessera/platform';
+import { badRequest, CacheInvalidationService, notFound, TtlCache } from '@tessera/platform';
 import { isUuid } from '../../common/validation';
 import type { AssetEntity } from './entities/asset.entity';
 import { AssetsRepository, type TenantAssetSetting } from './assets.repository';
 
 const CACHE_MS = 10_000;
 const TENANT_CACHE_MS = 5_000;
+const DISABLED_CACHE = 'tenant-disabled-assets';
 
 /**
- * Enabled assets, cached briefly in process (they change only by migration or operator action), and each
- * tenant's disabled set, cached for 5 s: a change made through this process drops its tenant's entry at
- * once, other processes (replicas, the CLI) are seen within 5 s.
+ * Enabled assets, cached briefly in process (they change only by migration), and each tenant's disabled
+ * set, cached for 5 s: an operator change (API or CLI) drops that tenant's entry on every replica at once.
  */
 @Injectable()
 export class AssetsService {
-  private cache: { assets: AssetEntity[]; expires: number } | undefined;
-  private readonly disabledCache = new Map<string, { ids: ReadonlySet<string>; expires: number }>();
+  private readonly cache = new TtlCache<AssetEntity[]>(CACHE_MS);
+  private readonly disabledCache: TtlCache<ReadonlySet<string>>;
 
-  constructor(private readonly repository: AssetsRepository) {}
+  constructor(
+    private readonly repository: AssetsRepository,
+    private readonly caches: CacheInvalidationService,
+  ) {
+    this.disabledCache = caches.cache(DISABLED_CACHE, TENANT_CACHE_MS);
+  }
 
   async list(): Promise<AssetEntity[]> {
-    if (!this.cache || this.cache.expires < Date.now()) {
-      this.cache = { assets: await this.repository.listEnabled(), expires: Date.now() + CACHE_MS };
-    }
-    return this.cache.assets;
+    const cached = this.cache.get('all');
+    if (cached) return cached;
+    const assets = await this.repository.listEnabled();
+    this.cache.set('all', assets);
+    return assets;
   }
 
   async find(id: string): Promise<AssetEntity | undefined> {
@@ -33,10 +39,10 @@ export class AssetsService {
   /** The ids of the assets disabled for the tenant (usually from memory: no database round trip). */
   async disabledFor(tenantId: string): Promise<ReadonlySet<string>> {
     const cached = this.disabledCache.get(tenantId);
-    if (cached && cached.expires > Date.now()) return cached.ids;
+    if (cached) return cached;
+    const version = this.disabledCache.version;
     const ids = new Set(await this.repository.disabledFor(tenantId));
-    if (this.disabledCache.size > 10_000) this.disabledCache.clear();
-    this.disabledCache.set(tenantId, { ids, expires: Date.now() + TENANT_CACHE_MS });
+    this.disabledCache.set(tenantId, ids, version);
     return ids;
   }
 
@@ -87,7 +93,7 @@ export class AssetsService {
       ? await this.repository.setEnabled(tenantId, asset.id, enabled)
       : undefined;
     if (!setting) throw notFound('Tenant not found');
-    this.disabledCache.delete(tenantId);
+    await this.caches.invalidate(DISABLED_CACHE, { keys: [tenantId] });
     return tenantAssetView(tenantId, asset, setting);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { IpAllowList, randomSecret, SecretBox } from '@tessera/auth';
-import { badRequest, notFound } from '@tessera/platform';
+import { badRequest, CacheInvalidationService, notFound, type TtlCache } from '@tessera/platform';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InjectEnv } from '../../common/config';
@@ -28,18 +28,21 @@ export interface ActiveKey {
 }
 
 const KEY_CACHE_MS = 5000;
+const KEYS_CACHE = 'api-keys';
 
 @Injectable()
 export class TenantsService {
   private readonly keyBox: SecretBox;
   private readonly seedBox: SecretBox;
-  /** Short in-process cache of verified keys; a revocation here clears it, other replicas within 5 s. */
-  private readonly keyCache = new Map<string, { key: ActiveKey | null; expires: number }>();
+  /** Short in-process cache of verified keys; a revocation drops the key on every replica at once. */
+  private readonly keyCache: TtlCache<ActiveKey | null>;
 
   constructor(
     private readonly repository: TenantsRepository,
+    private readonly caches: CacheInvalidationService,
     @InjectEnv() env: Env,
   ) {
+    this.keyCache = caches.cache(KEYS_CACHE, KEY_CACHE_MS);
     if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by the custody API');
     this.keyBox = new SecretBox(env.SECRETS_MASTER_KEY, 'custody-api-key');
     this.seedBox = new SecretBox(env.SECRETS_MASTER_KEY, 'custody-hd-seed');
@@ -80,7 +83,7 @@ export class TenantsService {
 
   async revokeKey(apiKey: string): Promise<{ apiKey: string; revoked: true }> {
     if (!(await this.repository.revokeKey(apiKey))) throw notFound('API key not found');
-    this.keyCache.delete(apiKey);
+    await this.caches.invalidate(KEYS_CACHE, { keys: [apiKey] });
     return { apiKey, revoked: true };
   }
 
@@ -88,7 +91,8 @@ export class TenantsService {
   async activeKey(apiKey: string): Promise<ActiveKey | null> {
     if (!/^ck_(test|live)_[0-9a-f]{32}$/.test(apiKey)) return null;
     const cached = this.keyCache.get(apiKey);
-    if (cached && cached.expires > Date.now()) return cached.key;
+    if (cached !== undefined) return cached;
+    const version = this.keyCache.version;
     const row = await this.repository.findKey(apiKey);
     const key: ActiveKey | null =
       row && !row.revokedAt
@@ -101,8 +105,7 @@ export class TenantsService {
             secret: this.keyBox.openText(row.secretSealed, row.apiKey),
           }
         : null;
-    if (this.keyCache.size > 10_000) this.keyCache.clear();
-    this.keyCache.set(apiKey, { key, expires: Date.now() + KEY_CACHE_MS });
+    this.keyCache.set(apiKey, key, version);
     return key;
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { conflict, notFound } from '@tessera/platform';
+import { conflict, notFound, TtlCache } from '@tessera/platform';
 import { z } from 'zod';
 import { formatAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
@@ -47,7 +47,7 @@ const WALLET_CACHE_MS = 60_000;
 
 @Injectable()
 export class VaultsService {
-  private readonly walletCache = new Map<string, { wallet: WalletView; expires: number }>();
+  private readonly walletCache = new TtlCache<WalletView>(WALLET_CACHE_MS, 50_000);
 
   constructor(
     private readonly repository: VaultsRepository,
@@ -123,11 +123,10 @@ export class VaultsService {
   async walletOrThrow(caller: Caller, id: string): Promise<WalletView> {
     const cacheKey = `${caller.tenantId}:${caller.environment}:${id}`;
     const cached = this.walletCache.get(cacheKey);
-    if (cached && cached.expires > Date.now()) return cached.wallet;
+    if (cached) return cached;
     const wallet = isUuid(id) ? await this.repository.findWallet(caller, id) : undefined;
     if (!wallet) throw notFound('Wallet not found');
-    if (this.walletCache.size > 50_000) this.walletCache.clear();
-    this.walletCache.set(cacheKey, { wallet, expires: Date.now() + WALLET_CACHE_MS });
+    this.walletCache.set(cacheKey, wallet);
     return wallet;
   }
 

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
-import { CacheModule } from '../cache/cache.module';
+import { CacheInvalidationModule } from '@tessera/platform';
 import { LevelsController } from './levels.controller';
 import { LevelsRepository } from './levels.repository';
 import { LevelsService } from './levels.service';
 
 @Module({
-  imports: [AuthModule, CacheModule],
+  imports: [AuthModule, CacheInvalidationModule],
   controllers: [LevelsController],
   providers: [LevelsRepository, LevelsService],
   exports: [LevelsService],

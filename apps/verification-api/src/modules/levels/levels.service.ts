@@ -1,13 +1,19 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   COMPANY_DATA_BASELINE,
   type LevelCreateInput,
   type LevelPatchInput,
   PERSONAL_INFO_BASELINE,
 } from '@tessera/contracts';
-import { badRequest, conflict, notFound } from '@tessera/platform';
-import type { TtlCache } from '../../common/ttl-cache';
-import { CacheInvalidationService } from '../cache/cache-invalidation.service';
+import {
+  APP_CONFIG,
+  badRequest,
+  CacheInvalidationService,
+  conflict,
+  notFound,
+  type TtlCache,
+} from '@tessera/platform';
+import type { Env } from '../../config/env';
 import type { LevelEntity } from './entities/level.entity';
 import { LevelsRepository } from './levels.repository';
 
@@ -101,8 +107,9 @@ export class LevelsService {
   constructor(
     private readonly repository: LevelsRepository,
     private readonly caches: CacheInvalidationService,
+    @Inject(APP_CONFIG) env: Env,
   ) {
-    this.cache = caches.cache(LEVELS_CACHE);
+    this.cache = caches.cache(LEVELS_CACHE, env.ROW_CACHE_TTL_MS);
   }
 
   private async cached(key: string, load: () => Promise<LevelEntity | null>): Promise<LevelEntity | null> {

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { CacheModule } from '../cache/cache.module';
+import { CacheInvalidationModule } from '@tessera/platform';
 import { ProductsRepository } from './products.repository';
 import { ProductsService } from './products.service';
 
 @Module({
-  imports: [CacheModule],
+  imports: [CacheInvalidationModule],
   providers: [ProductsRepository, ProductsService],
   exports: [ProductsService],
 })

@@ -1,10 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { hashSecret, randomSecret, SecretBox, secretMatchesHash } from '@tessera/auth';
-import { APP_CONFIG, notFound } from '@tessera/platform';
+import { APP_CONFIG, CacheInvalidationService, notFound, type TtlCache } from '@tessera/platform';
 import { randomBytes } from 'node:crypto';
 import type { Env } from '../../config/env';
-import type { TtlCache } from '../../common/ttl-cache';
-import { CacheInvalidationService } from '../cache/cache-invalidation.service';
 import { type ApiKeyRow, ProductsRepository } from './products.repository';
 
 export type Environment = 'production' | 'sandbox';
@@ -39,7 +37,7 @@ export class ProductsService {
   ) {
     if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
     this.pepper = SecretBox.pepper(env.SECRETS_MASTER_KEY, 'verification-api-secret');
-    this.keys = caches.cache(API_KEYS_CACHE);
+    this.keys = caches.cache(API_KEYS_CACHE, env.ROW_CACHE_TTL_MS);
   }
 
   createProduct(name: string) {

@@ -1,10 +1,17 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { APP_CONFIG, createRedis, REDIS, RedisKeys, withTimeout } from '@tessera/platform';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import type Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { type CacheInvalidation, TtlCache } from '../../common/ttl-cache';
-import type { Env } from '../../config/env';
+import { createRedis, RedisKeys, withTimeout } from './redis';
+import { PLATFORM_OPTIONS, type PlatformOptions, REDIS } from './tokens';
+import { type CacheInvalidation, TtlCache } from './ttl-cache';
 
 /** One invalidation on the channel: which cache, what to drop, and which process sent it. */
 const invalidationMessage = z.object({
@@ -17,10 +24,11 @@ const invalidationMessage = z.object({
 const PUBLISH_TIMEOUT_MS = 1000;
 
 /**
- * The in-process row caches (credentials, levels) and their cross-replica invalidation (decision 0104).
- * A writer calls `invalidate`: this process drops the entries at once, and a Redis PUBLISH on
- * `<QUEUE_PREFIX>:verification:cache-invalidation` makes every other replica drop them too. ROW_CACHE_TTL_MS
- * stays the backstop for a message that never arrives (Redis down, subscriber reconnecting).
+ * In-process row caches (credentials, levels, per-tenant settings) and their cross-replica invalidation
+ * (decision 0104). A writer calls `invalidate`: this process drops the entries at once, and a Redis PUBLISH
+ * on `<QUEUE_PREFIX>:<service>:cache-invalidation` makes every other process of that service (replicas, its
+ * CLI) drop them too. Each cache's TTL stays the backstop for a message that never arrives (Redis down,
+ * subscriber reconnecting).
  */
 @Injectable()
 export class CacheInvalidationService implements OnModuleInit, OnApplicationShutdown {
@@ -33,14 +41,14 @@ export class CacheInvalidationService implements OnModuleInit, OnApplicationShut
   constructor(
     @Inject(REDIS) private readonly redis: Redis,
     keys: RedisKeys,
-    @Inject(APP_CONFIG) private readonly env: Env,
+    @Inject(PLATFORM_OPTIONS) private readonly platform: PlatformOptions,
   ) {
-    this.channel = keys.key('verification', 'cache-invalidation');
+    this.channel = keys.key(serviceFamily(platform.service), 'cache-invalidation');
   }
 
-  /** A cache named `name` with the configured TTL, whose invalidations reach every replica. */
-  cache<V>(name: string): TtlCache<V> {
-    const cache = new TtlCache<V>(this.env.ROW_CACHE_TTL_MS);
+  /** A cache named `name` whose entries live `ttlMs`, and whose invalidations reach every replica. */
+  cache<V>(name: string, ttlMs: number, maxEntries?: number): TtlCache<V> {
+    const cache = new TtlCache<V>(ttlMs, maxEntries);
     this.caches.set(name, cache as TtlCache<unknown>);
     return cache;
   }
@@ -48,8 +56,10 @@ export class CacheInvalidationService implements OnModuleInit, OnApplicationShut
   /** Subscribes before the app serves, so no invalidation published after boot is missed. */
   async onModuleInit(): Promise<void> {
     // A process that caches nothing has nothing to drop (it still publishes its own writes).
-    if (this.env.ROW_CACHE_TTL_MS <= 0) return;
-    const subscriber = createRedis(this.env.REDIS_URL, { connectionName: 'verification-api-cache-sub' });
+    if (![...this.caches.values()].some((cache) => cache.enabled)) return;
+    const subscriber = createRedis(this.platform.env.REDIS_URL, {
+      connectionName: `${this.platform.service}-cache-sub`,
+    });
     this.subscriber = subscriber;
     let connected = false;
     subscriber.on('ready', () => {
@@ -74,7 +84,7 @@ export class CacheInvalidationService implements OnModuleInit, OnApplicationShut
 
   /**
    * Drops entries of cache `name` here and on every other replica. Call it after the write committed. A failed
-   * publish is logged, not thrown: the write stands, and other replicas catch up within ROW_CACHE_TTL_MS.
+   * publish is logged, not thrown: the write stands, and other replicas catch up within the cache's TTL.
    */
   async invalidate(name: string, what: CacheInvalidation): Promise<void> {
     this.caches.get(name)?.invalidate(what);
@@ -84,7 +94,7 @@ export class CacheInvalidationService implements OnModuleInit, OnApplicationShut
     } catch (err) {
       this.logger.warn(
         { err: (err as Error).message, cache: name },
-        'cache invalidation not published; other replicas catch up within ROW_CACHE_TTL_MS',
+        'cache invalidation not published; other replicas catch up within the cache TTL',
       );
     }
   }
@@ -101,3 +111,15 @@ export class CacheInvalidationService implements OnModuleInit, OnApplicationShut
     this.caches.get(message.data.cache)?.invalidate(message.data);
   }
 }
+
+/** `verification-api` and `verification-api-cli` share one channel: the CLI's writes reach the API's caches. */
+function serviceFamily(service: string): string {
+  return service.replace(/(-(api|cli|worker))+$/, '');
+}
+
+/** Import where a service caches rows that its writers must invalidate on every replica. */
+@Module({
+  providers: [CacheInvalidationService],
+  exports: [CacheInvalidationService],
+})
+export class CacheInvalidationModule {}

@@ -6,7 +6,7 @@ export interface CacheInvalidation {
 
 /**
  * A small in-process cache with a time-to-live, for rows read on every request (credentials, levels).
- * Writers invalidate explicitly, on every replica through CacheInvalidationBus (Redis pub/sub); the TTL is
+ * Writers invalidate explicitly, on every replica through CacheInvalidationService (Redis pub/sub); the TTL is
  * the backstop for a lost message.
  */
 export class TtlCache<V> {
@@ -17,6 +17,11 @@ export class TtlCache<V> {
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
   ) {}
+
+  /** False when the TTL is 0: nothing is ever stored. */
+  get enabled(): boolean {
+    return this.ttlMs > 0;
+  }
 
   /** Changes on every invalidation; pass the value read before a load to `set`. */
   get version(): number {
