@@ -11,6 +11,7 @@ import {
   type Client,
   createKey,
   createTenant,
+  creditedWallet as creditedWalletFor,
   fundedWallet,
   type Harness,
   newIdempotencyKey,
@@ -40,21 +41,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** A BTC wallet credited without a worker: the sandbox deposit completed by hand, with its ledger entry. */
-async function creditedWallet(amount: string) {
-  const w = await fundedWallet(api, ASSETS.BTC, undefined);
-  const dep = await api.post('/sandbox/deposits', { walletId: w.walletId, amount }).expect(201);
-  await sql(
-    h,
-    `WITH t AS (UPDATE transactions SET status = 'Completed', completed_at = now() WHERE id = $1 RETURNING amount)
-     , e AS (INSERT INTO ledger_entries (wallet_id, transaction_id, kind, total_delta, available_delta, pending_delta, locked_delta)
-             SELECT $2, $1, 'deposit-credit', amount, amount, -amount, 0 FROM t)
-     UPDATE balances SET total = total + (SELECT amount FROM t), available = available + (SELECT amount FROM t),
-       pending = pending - (SELECT amount FROM t) WHERE wallet_id = $2`,
-    [dep.body.transactionId, w.walletId],
-  );
-  return w;
-}
+const creditedWallet = (amount: string) => creditedWalletFor(h, api, amount);
 
 const withdraw = (walletId: string, amount: string, as: Client = api) =>
   as.post(

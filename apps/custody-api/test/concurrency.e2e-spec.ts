@@ -4,6 +4,7 @@ import {
   type Client,
   createKey,
   createTenant,
+  creditedWallet as creditedWalletFor,
   fundedWallet,
   type Harness,
   newIdempotencyKey,
@@ -24,21 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-async function creditedWallet(amount: string) {
-  const w = await fundedWallet(api, ASSETS.BTC, undefined);
-  // Credit through the sandbox deposit path's ledger effect without a worker: complete it by hand.
-  const dep = await api.post('/sandbox/deposits', { walletId: w.walletId, amount }).expect(201);
-  await sql(
-    h,
-    `WITH t AS (UPDATE transactions SET status = 'Completed', completed_at = now() WHERE id = $1 RETURNING amount)
-     , e AS (INSERT INTO ledger_entries (wallet_id, transaction_id, kind, total_delta, available_delta, pending_delta, locked_delta)
-             SELECT $2, $1, 'deposit-credit', amount, amount, -amount, 0 FROM t)
-     UPDATE balances SET total = total + (SELECT amount FROM t), available = available + (SELECT amount FROM t),
-       pending = pending - (SELECT amount FROM t) WHERE wallet_id = $2`,
-    [dep.body.transactionId, w.walletId],
-  );
-  return w;
-}
+const creditedWallet = (amount: string) => creditedWalletFor(h, api, amount);
 
 describe('concurrency', () => {
   it('200 concurrent withdrawals that together exceed the balance: zero overdraft', async () => {

@@ -1,11 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { JOBS } from '@tessera/contracts';
 import { JobQueues } from '@tessera/platform';
-import { bootApp } from '@tessera/testing';
 import type { Queue } from 'bullmq';
-import { loadEnv } from '../src/config/env';
 import { advanceJobId } from '../src/modules/transactions/advance-enqueuer';
-import { WorkerModule } from '../src/worker.module';
 import {
   ASSETS,
   client,
@@ -17,6 +14,7 @@ import {
   sql,
   startHarness,
   waitFor,
+  bootWorker,
 } from './support';
 
 let h: Harness;
@@ -43,10 +41,7 @@ it('the API role queues nothing on create; the worker relay starts the machine f
     await sql(h, `SELECT 1 FROM outbox WHERE event_type = 'transaction.created' AND entity_id = $1`, [id]),
   ).toHaveLength(1);
 
-  worker = await bootApp(
-    WorkerModule.forRoot(loadEnv({ ...h.env.env, CHAIN_SIM_STEP_DELAY_MS: '5', CHAIN_SIM_BLOCK_MS: '1' })),
-    { rpc: false },
-  );
+  worker = await bootWorker(h);
   await waitFor(
     () => api.get(`/transactions/${id}`).then((r) => r.body.status as string),
     (s) => s === 'Completed',
@@ -65,12 +60,7 @@ it('the API role queues nothing on create; the worker relay starts the machine f
 
 it('with the relay off, a new transaction stays Submitted (the relay is what starts it)', async () => {
   await worker?.close();
-  worker = await bootApp(
-    WorkerModule.forRoot(
-      loadEnv({ ...h.env.env, OUTBOX_RELAY_ENABLED: 'false', CUSTODY_SWEEP_INTERVAL_MS: '0' }),
-    ),
-    { rpc: false },
-  );
+  worker = await bootWorker(h, { OUTBOX_RELAY_ENABLED: 'false', CUSTODY_SWEEP_INTERVAL_MS: '0' });
   const w = await fundedWallet(api, ASSETS.BTC, undefined);
   const created = await api.post('/sandbox/deposits', { walletId: w.walletId, amount: '0.5' }).expect(201);
   await new Promise((r) => setTimeout(r, 500));

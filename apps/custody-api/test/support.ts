@@ -181,3 +181,32 @@ export function sql<T = Record<string, unknown>>(
 ): Promise<T[]> {
   return h.api.get(DataSource).query(text, params);
 }
+
+/**
+ * A BTC wallet credited without a worker: the sandbox deposit completed by hand, with its ledger entry (for
+ * suites that keep transactions where the test puts them).
+ */
+export async function creditedWallet(h: Harness, api: Client, amount: string) {
+  const w = await fundedWallet(api, ASSETS.BTC, undefined);
+  const dep = await api.post('/sandbox/deposits', { walletId: w.walletId, amount }).expect(201);
+  await sql(
+    h,
+    `WITH t AS (UPDATE transactions SET status = 'Completed', completed_at = now() WHERE id = $1 RETURNING amount)
+     , e AS (INSERT INTO ledger_entries (wallet_id, transaction_id, kind, total_delta, available_delta, pending_delta, locked_delta)
+             SELECT $2, $1, 'deposit-credit', amount, amount, -amount, 0 FROM t)
+     UPDATE balances SET total = total + (SELECT amount FROM t), available = available + (SELECT amount FROM t),
+       pending = pending - (SELECT amount FROM t) WHERE wallet_id = $2`,
+    [dep.body.transactionId, w.walletId],
+  );
+  return w;
+}
+
+/** A worker role booted later on the harness's database and Redis (fast simulator steps unless overridden). */
+export function bootWorker(h: Harness, vars: Record<string, string> = {}) {
+  return bootApp(
+    WorkerModule.forRoot(
+      loadEnv({ ...h.env.env, CHAIN_SIM_STEP_DELAY_MS: '5', CHAIN_SIM_BLOCK_MS: '1', ...vars }),
+    ),
+    { rpc: false },
+  );
+}

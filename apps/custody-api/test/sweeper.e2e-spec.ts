@@ -1,15 +1,12 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { JOBS } from '@tessera/contracts';
 import { JobQueues } from '@tessera/platform';
-import { bootApp } from '@tessera/testing';
 import type { Queue } from 'bullmq';
 import { UnrecoverableError } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { loadEnv } from '../src/config/env';
 import { advanceJobId } from '../src/modules/transactions/advance-enqueuer';
 import { StuckTransactionSweeper } from '../src/modules/transactions/stuck-transaction-sweeper';
 import { TransactionsProcessor } from '../src/modules/transactions/transactions.processor';
-import { WorkerModule } from '../src/worker.module';
 import {
   ASSETS,
   client,
@@ -21,6 +18,7 @@ import {
   sql,
   startHarness,
   waitFor,
+  bootWorker,
 } from './support';
 
 const ADVANCE = JOBS.CUSTODY_TRANSACTION_ADVANCE;
@@ -40,14 +38,6 @@ afterAll(async () => {
   await worker?.close();
   await h?.close();
 });
-
-const bootWorker = (vars: Record<string, string>) =>
-  bootApp(
-    WorkerModule.forRoot(
-      loadEnv({ ...h.env.env, CHAIN_SIM_STEP_DELAY_MS: '5', CHAIN_SIM_BLOCK_MS: '1', ...vars }),
-    ),
-    { rpc: false },
-  );
 
 /**
  * A sandbox deposit of 1 BTC into a new wallet: Submitted, with its first step queued as the worker's
@@ -111,7 +101,7 @@ describe('stuck-transaction sweeper', () => {
       { jobId: `adv-${alive.id}-Submitted`, delay: 60_000 },
     );
 
-    worker = await bootWorker({ CUSTODY_SWEEP_INTERVAL_MS: '0' });
+    worker = await bootWorker(h, { CUSTODY_SWEEP_INTERVAL_MS: '0' });
     sweeper = worker.get(StuckTransactionSweeper, { strict: false });
     await waitFor(
       () => queue.getJobState(`adv-${completedRecord.id}-Submitted`),
@@ -186,7 +176,7 @@ describe('stuck-transaction sweeper', () => {
     worker = undefined;
     const t = await deposit();
     await queue.remove(`adv-${t.id}-Submitted`);
-    worker = await bootWorker({ CUSTODY_SWEEP_INTERVAL_MS: '100', CUSTODY_SWEEP_AFTER_MS: '300' });
+    worker = await bootWorker(h, { CUSTODY_SWEEP_INTERVAL_MS: '100', CUSTODY_SWEEP_AFTER_MS: '300' });
     await waitFor(
       () => status(t.id),
       (s) => s === 'Completed',
