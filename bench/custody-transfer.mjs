@@ -74,31 +74,27 @@ async function stop(child) {
   await new Promise((r) => child.once('exit', r));
 }
 
-/** CPU time (user + system, ms) a child process has used so far, from /proc (Linux). */
-function cpuMs(child) {
+/** A process's command name and CPU time so far (user + system, ms), from /proc/<pid>/stat (Linux). */
+function procStat(pid) {
   try {
-    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime in USER_HZ ticks
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    return { name, cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 }; // USER_HZ ticks
   } catch {
-    return NaN;
+    return undefined; // the process ended meanwhile
   }
 }
 
+const cpuMs = (child) => procStat(child.pid)?.cpuMs ?? NaN;
+
 /** CPU time (ms) of every Postgres server process on this machine (all backends, WAL writer, …). */
-function postgresCpuMs() {
-  let total = 0;
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.split(') ')[1].split(' ');
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return total;
-}
+const postgresCpuMs = () =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(procStat)
+    .filter((p) => p?.name === 'postgres')
+    .reduce((total, p) => total + p.cpuMs, 0);
 
 async function sql(text, params = [], url = DATABASE_URL) {
   const client = new Client({ connectionString: url });

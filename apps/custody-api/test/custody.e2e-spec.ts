@@ -446,6 +446,45 @@ describe('transfers and withdrawals', () => {
       available: '0.8',
     });
   });
+
+  it('Idempotency-Key: a request refused for insufficient balance reserves nothing; the key works once funded', async () => {
+    const a = await fundedWallet(api, ASSETS.BTC, undefined);
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    const body = { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.5' };
+    const key = newIdempotencyKey();
+    await api.post('/transactions/transfer', body, { 'idempotency-key': key }).expect(400);
+    const dep = await api.post('/sandbox/deposits', { walletId: a.walletId, amount: '1' }).expect(201);
+    await waitFor(
+      () => api.get(`/transactions/${dep.body.transactionId}`).then((r) => r.body.status),
+      (st) => st === 'Completed',
+    );
+    const retried = await api.post('/transactions/transfer', body, { 'idempotency-key': key }).expect(201);
+    expect(retried.body.amount).toBe('0.5');
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ available: '0.5' });
+  });
+
+  it('Idempotency-Key: after 24 hours the key is a new request', async () => {
+    const a = await fundedWallet(api, ASSETS.BTC, '1');
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    const body = { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.1' };
+    const key = newIdempotencyKey();
+    const first = await api.post('/transactions/transfer', body, { 'idempotency-key': key }).expect(201);
+    await sql(
+      h,
+      `UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 minute' WHERE key = $1`,
+      [key],
+    );
+    // Past the cache: a different body is no mismatch, and the same key creates a second transaction.
+    const second = await api
+      .post('/transactions/transfer', { ...body, amount: '0.2' }, { 'idempotency-key': key })
+      .expect(201);
+    expect(second.body.transactionId).not.toBe(first.body.transactionId);
+    const replay = await api
+      .post('/transactions/transfer', { ...body, amount: '0.2' }, { 'idempotency-key': key })
+      .expect(201);
+    expect(replay.body).toEqual(second.body);
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ total: '0.7' });
+  });
 });
 
 describe('reading transactions', () => {
