@@ -13,6 +13,10 @@ export const envSchema = baseEnvSchema.extend({
    * reaches every replica at once over Redis pub/sub (decision 0104); this TTL is the backstop for a lost
    * message.
    */
+  /** Hosted SDK API calls per minute per session token (DECISIONS: 120). */
+  SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /** Hosted SDK API calls and page loads per minute per client IP. */
+  SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   ROW_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60000).default(5000),
 });
 

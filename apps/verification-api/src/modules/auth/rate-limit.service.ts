@@ -43,6 +43,29 @@ export class RateLimitService {
     if (!result.allowed) throw new TooManyRequestsException(result.retryAfterSeconds);
   }
 
+  /**
+   * Counts one hosted-SDK call against its session token (120/min) and its client IP; throws 429 past
+   * either. `tokenId` is a digest of the token, never the token itself (it must not reach Redis keys or logs).
+   */
+  async sdkCall(tokenId: string | undefined, ip: string): Promise<void> {
+    const checks = [
+      this.limiter.consume(`sdkip:${ip}`, {
+        limit: this.env.SDK_RATE_LIMIT_PER_IP_PER_MINUTE,
+        ...PER_MINUTE,
+      }),
+    ];
+    if (tokenId) {
+      checks.push(
+        this.limiter.consume(`sdktok:${tokenId}`, {
+          limit: this.env.SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE,
+          ...PER_MINUTE,
+        }),
+      );
+    }
+    const refused = (await Promise.all(checks)).find((r) => !r.allowed);
+    if (refused) throw new TooManyRequestsException(refused.retryAfterSeconds);
+  }
+
   /** Counts one request of the credential; throws 429 once it is over its limit. */
   async credential(apiKey: string): Promise<void> {
     const retryAfterSeconds = await this.credentials.submit(apiKey);

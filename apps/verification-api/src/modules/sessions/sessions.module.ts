@@ -3,13 +3,14 @@ import { ApplicantsModule } from '../applicants/applicants.module';
 import { AuthModule } from '../auth/auth.module';
 import { LevelsModule } from '../levels/levels.module';
 import { SdkLinksController, SessionsController } from './sessions.controller';
+import { SdkAuthGuard } from './sdk-auth.guard';
 import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 
 @Module({
   imports: [AuthModule, ApplicantsModule, LevelsModule],
   controllers: [SessionsController, SdkLinksController],
-  providers: [SessionsRepository, SessionsService],
-  exports: [SessionsService],
+  providers: [SessionsRepository, SessionsService, SdkAuthGuard],
+  exports: [SessionsService, SdkAuthGuard, AuthModule],
 })
 export class SessionsModule {}
