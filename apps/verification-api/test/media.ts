@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   freePort,
@@ -7,9 +7,6 @@ import {
   TEST_INTERNAL_SERVICE_TOKEN,
 } from '@tessera/testing';
 import { type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
-
-/** Tiny real media made with ffmpeg (and a hand-written PDF), committed under test/fixtures. */
-export const fixture = (name: string): Buffer => readFileSync(join(__dirname, 'fixtures', name));
 
 export interface MediaHarness {
   h: Harness;

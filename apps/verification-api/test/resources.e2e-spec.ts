@@ -1,6 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import type { AppException } from '@tessera/platform';
+import { ResourcesService } from '../src/modules/resources/resources.service';
 import type { Credential, Harness } from './harness';
-import { enrolledApplicant, filesUnder, fixture, type MediaHarness, startMediaHarness } from './media';
+import { mediaFixture as fixture } from '@tessera/testing';
+import { enrolledApplicant, filesUnder, type MediaHarness, startMediaHarness } from './media';
 
 let m: MediaHarness;
 let h: Harness;
@@ -261,6 +264,36 @@ describe('partner resources', () => {
     await partner(foreign.key, `/v1/applicants/${a.externalUserId}/resources`).expect(403);
     await partner(foreign.key, `/v1/applicants/${a.externalUserId}/uploads/history`).expect(403);
     await partner(a.key, `/v1/applicants/nobody/resources`).expect(404);
+  });
+});
+
+describe('ResourcesService (used by the hosted SDK and the step checks)', () => {
+  it('listForEnrollment gives the metadata with sizeBytes and sha256; openBytes streams an upload by its id', async () => {
+    const service = h.app.get(ResourcesService);
+    const all = await service.listForEnrollment(a.productId, a.applicantId, a.enrollmentId);
+    const active = await service.listForEnrollment(a.productId, a.applicantId, a.enrollmentId, {
+      activeOnly: true,
+    });
+    expect(all.length).toBeGreaterThan(active.length);
+    expect(active.every((r) => r.active && r.enrollmentId === a.enrollmentId)).toBe(true);
+    const back = active.find((r) => r.slot === 'document_back');
+    expect(back).toMatchObject({ mime: 'image/png', sizeBytes: PNG.length, sha256: sha(PNG), kind: 'image' });
+    const opened = await service.openBytes(a.productId, a.applicantId, back!.id);
+    expect(opened).toMatchObject({ mime: 'image/png', sizeBytes: PNG.length });
+    const chunks: Buffer[] = [];
+    for await (const chunk of opened.stream) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).equals(PNG)).toBe(true);
+    for (const [productId, applicantId, id] of [
+      [a.productId, randomUUID(), back!.id],
+      [randomUUID(), a.applicantId, back!.id],
+      [a.productId, a.applicantId, 'forged'],
+    ]) {
+      const err = (await service
+        .openBytes(productId, applicantId, id)
+        .catch((e: unknown) => e)) as AppException;
+      expect(err.getStatus()).toBe(404);
+    }
+    expect(await service.listForEnrollment(a.productId, randomUUID(), a.enrollmentId)).toEqual([]);
   });
 });
 

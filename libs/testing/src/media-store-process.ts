@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,3 +80,9 @@ export async function startMediaStoreProcess(env: Record<string, string>): Promi
     },
   };
 }
+
+/**
+ * Tiny real media committed under libs/testing/fixtures (made with Debian's ffmpeg; the PDF by hand):
+ * tiny.jpg, tiny.png, tiny.webp, tiny.pdf, tiny.webm, tiny.mp4.
+ */
+export const mediaFixture = (name: string): Buffer => readFileSync(join(__dirname, '../fixtures', name));

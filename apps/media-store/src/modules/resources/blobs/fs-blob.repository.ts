@@ -27,7 +27,7 @@ export class FsBlobRepository extends BlobRepository {
     return path;
   }
 
-  async put(key: string, body: Readable): Promise<void> {
+  async put(key: string, body: Readable, _contentType?: string): Promise<void> {
     const target = this.pathOf(key);
     const temp = join(this.tempDir, randomUUID());
     await mkdir(this.tempDir, { recursive: true });
