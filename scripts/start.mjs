@@ -11,7 +11,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hostEnv } from './lib/host-env.mjs';
+import { hostEnv, localTls } from './lib/host-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
@@ -38,7 +38,13 @@ const services = [
     port: base + 12,
     portVar: 'WORKER_PORT',
   },
-  { name: 'webhook-dispatcher', entry: 'apps/webhook-dispatcher/dist/main.js', port: base + 3 },
+  {
+    name: 'webhook-dispatcher',
+    entry: 'apps/webhook-dispatcher/dist/main.js',
+    port: base + 3,
+    // Host mode only: deliveries may reach `pnpm webhooks:listen` on loopback, over its local certificate.
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32,::1/128', WEBHOOK_CA_FILE: localTls(root).certFile },
+  },
   {
     name: 'media-store',
     entry: 'apps/media-store/dist/main.js',
