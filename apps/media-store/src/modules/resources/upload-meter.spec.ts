@@ -36,6 +36,18 @@ describe('UploadMeter', () => {
     expect(m.sha256).toBe(createHash('sha256').update(body).digest('hex'));
   });
 
+  it('sniffs HEIC from its ftyp box (brand heic, or the generic mif1 as image/heif)', async () => {
+    const heif = (major: string) =>
+      Buffer.concat([
+        Buffer.from([0, 0, 0, 24]),
+        Buffer.from(`ftyp${major}\0\0\0\0mif1heic`),
+        Buffer.alloc(5000),
+      ]);
+    const images = ['image/jpeg', 'image/png', 'image/heic', 'image/heif', 'image/webp'];
+    expect((await meter([heif('heic')], images, 1e6)).m.mime).toBe('image/heic');
+    expect((await meter([heif('mif1')], images, 1e6)).m.mime).toBe('image/heif');
+  });
+
   it('refuses a type outside the slot, unknown bytes and an empty body', async () => {
     await expect(meter([PNG_HEAD, Buffer.alloc(5000)], ['image/jpeg'], 1e6)).rejects.toBeInstanceOf(
       UnsupportedTypeError,
