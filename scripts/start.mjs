@@ -49,7 +49,11 @@ const services = [
     name: 'media-store',
     entry: 'apps/media-store/dist/main.js',
     port: base + 4,
-    env: { MEDIA_STORAGE: 'fs', MEDIA_FS_ROOT: join(root, '.tessera/media') },
+    // Local disk by default; MEDIA_STORAGE=s3 with the S3_* settings in your shell switches to S3 or MinIO.
+    env: {
+      MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? 'fs',
+      MEDIA_FS_ROOT: process.env.MEDIA_FS_ROOT ?? join(root, '.tessera/media'),
+    },
   },
 ];
 for (const s of services)

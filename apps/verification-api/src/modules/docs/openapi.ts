@@ -3,6 +3,7 @@ import {
   companyInfoPatchSchema,
   levelCreateSchema,
   levelPatchSchema,
+  MEDIA_SLOTS,
   PARTNER_REVIEW_EVENTS,
   stepReviewSchema,
 } from '@tessera/contracts';
@@ -68,6 +69,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
         apiSecret: { type: 'apiKey', in: 'header', name: 'X-Api-Secret' },
         environment: { type: 'apiKey', in: 'header', name: 'X-Environment' },
         operatorToken: { type: 'http', scheme: 'bearer' },
+        sdkToken: { type: 'http', scheme: 'bearer' },
       },
       responses: Object.fromEntries(
         [
@@ -76,6 +78,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           [403, 'The applicant belongs to another product'],
           [404, 'Not found for this product'],
           [409, 'Conflict'],
+          [413, 'The file exceeds the size limit of its kind; nothing is stored'],
+          [415, 'The magic bytes are not a type allowed for the slot; nothing is stored'],
           [422, 'Semantically rejected'],
           [429, 'Rate limited; see Retry-After'],
         ].map(([status, description]) => [
@@ -85,6 +89,18 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
       ),
       schemas: {
         Error: obj({ message: str }),
+        ResourceMetadata: obj({
+          id: { type: 'string', description: '{enrollmentIdHex32}.{slotCode}.{hmac16}' },
+          enrollmentId: str,
+          kind: { type: 'string', enum: ['image', 'video', 'pdf'] },
+          slot: { type: 'string', enum: [...MEDIA_SLOTS] },
+          documentType: strOrNull,
+          side: strOrNull,
+          mime: str,
+          addedAtUtc: ts,
+          source: strOrNull,
+          active: bool,
+        }),
         LevelSummary: obj({
           name: str,
           applicantType: { type: 'string', enum: ['individual', 'company'] },
@@ -336,6 +352,104 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
             ...errors(400, 401, 403, 404, 429),
           },
         }),
+      },
+      '/v1/applicants/{externalUserId}/resources': {
+        get: partner({
+          tags: ['resources'],
+          parameters: [
+            externalUserId,
+            { name: 'enrollmentId', in: 'query', schema: { type: 'string', format: 'uuid' } },
+            {
+              name: 'kind',
+              in: 'query',
+              schema: { type: 'string', enum: ['image', 'video', 'pdf', 'all'], default: 'all' },
+            },
+            {
+              name: 'activeOnly',
+              in: 'query',
+              schema: { type: 'string', enum: ['true', 'false'], default: 'true' },
+            },
+          ],
+          responses: {
+            200: answer(
+              'Uploads, newest first',
+              obj({ items: { type: 'array', items: ref('ResourceMetadata') }, totalItems: int }),
+            ),
+            ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/resources/{resourceId}': {
+        get: partner({
+          tags: ['resources'],
+          description:
+            'The raw bytes, streamed, of an active or historical upload. Content-Type is the sniffed MIME; Content-Length, Accept-Ranges: bytes and ETag (the sha256) are sent; HEAD answers the same headers. One Range gives 206 with Content-Range, an unsatisfiable one 416. A forged id, or one of another applicant or product, gives 404.',
+          parameters: [
+            externalUserId,
+            { name: 'resourceId', in: 'path', required: true, schema: str },
+            { name: 'Range', in: 'header', schema: { type: 'string', example: 'bytes=0-1048575' } },
+          ],
+          responses: {
+            200: {
+              description: 'The bytes',
+              content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+            },
+            206: { description: 'One range of the bytes' },
+            416: { description: 'Range not satisfiable (Content-Range: bytes */size)' },
+            ...errors(401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/uploads/history': {
+        get: partner({
+          tags: ['resources'],
+          parameters: [externalUserId],
+          responses: {
+            200: answer(
+              'Superseded (inactive) uploads, newest first; resourceId works on the bytes endpoint',
+              obj({
+                items: {
+                  type: 'array',
+                  items: { type: 'object', properties: { resourceId: str, supersededAtUtc: tsOrNull } },
+                },
+                totalItems: int,
+              }),
+            ),
+            ...errors(401, 403, 404, 429),
+          },
+        }),
+      },
+      '/api/v1/sdk/uploads/{slot}': {
+        post: {
+          tags: ['sdk'],
+          description:
+            'Bearer SDK token. multipart/form-data: optional text fields documentType, side (front|back), source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4.',
+          security: [{ sdkToken: [] }],
+          parameters: [
+            { name: 'slot', in: 'path', required: true, schema: { type: 'string', enum: [...MEDIA_SLOTS] } },
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['file'],
+                  properties: {
+                    documentType: str,
+                    side: { type: 'string', enum: ['front', 'back'] },
+                    source: str,
+                    file: { type: 'string', format: 'binary' },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            201: answer('Stored; now the active resource of its slot', ref('ResourceMetadata')),
+            ...errors(400, 401, 413, 415, 429),
+          },
+        },
       },
       '/api/v1/sdk/links/{shortCode}': {
         get: {
