@@ -17,6 +17,8 @@ export const envSchema = baseEnvSchema.extend({
   SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Hosted SDK API calls and page loads per minute per client IP. */
   SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** The sanctions list file the AML screening reads; the bundled OFAC SDN snapshot when unset. */
+  SANCTIONS_LIST_FILE: z.string().min(1).optional(),
   ROW_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60000).default(5000),
 });
 
@@ -25,3 +27,7 @@ export type Env = z.infer<typeof envSchema>;
 /** The only reader of process.env in this app. */
 export const loadEnv = (env: Record<string, string | undefined> = process.env): Env =>
   loadConfig(envSchema, env);
+
+/** What the screening commands of the CLI read: they need the list file only, not the database. */
+export const loadScreeningEnv = (env: Record<string, string | undefined> = process.env) =>
+  loadConfig(envSchema.pick({ SANCTIONS_LIST_FILE: true }), env);
