@@ -136,7 +136,7 @@ describe('operator step review: success', () => {
       rejectLabels: [],
       moderationComment: 'Document checked by hand\nLive match',
       riskLevel: 'unknown',
-      attempt: 0,
+      attempt: 1,
       createdAtUtc: TS,
       reviewedAtUtc: TS,
     });

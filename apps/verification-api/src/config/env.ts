@@ -17,6 +17,14 @@ export const envSchema = baseEnvSchema.extend({
   SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Hosted SDK API calls and page loads per minute per client IP. */
   SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Port of the worker role's /health and /metrics (node dist/worker.js). */
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3011),
+  /** Step checks a worker runs at once. */
+  CHECKS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  /** Backstop poll of the worker's submitted-step sweep (a NOTIFY wakes it at once). */
+  CHECKS_POLL_MS: z.coerce.number().int().min(50).max(60000).default(2000),
+  /** How often the worker expires enrollments whose link has expired. */
+  ENROLLMENT_EXPIRY_SWEEP_MS: z.coerce.number().int().min(100).max(3600000).default(60000),
   /** The sanctions list file the AML screening reads; the bundled OFAC SDN snapshot when unset. */
   SANCTIONS_LIST_FILE: z.string().min(1).optional(),
   ROW_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60000).default(5000),

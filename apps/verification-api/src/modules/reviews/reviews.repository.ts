@@ -44,6 +44,34 @@ export type StepDecisionResult =
   | { outcome: 'level_changed' };
 
 const TERMINAL_STATUSES = ['approved', 'rejected'];
+const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
+
+/** What an automatic check decided on a step. */
+export interface CheckResult {
+  /** REVIEW: the check cannot decide; the step waits for an operator (`awaitingOperatorReview`). */
+  decision: 'GREEN' | 'RED' | 'REVIEW';
+  reviewRejectType?: 'FINAL' | 'RETRY';
+  rejectLabels: string[];
+  moderationComment: string | null;
+  /** Kept on the step (`check_result`) for the operator: matches, missing items, measurements. */
+  details: Record<string, unknown>;
+  /** What the check says of the applicant's risk; the applicant's riskLevel only goes up. */
+  risk: 'low' | 'medium' | 'high';
+  /** The review-history event of this check (`aml.run`, `adverse_media.run`, `step.checked`). */
+  historyEvent: string;
+}
+
+export interface CheckSubject {
+  stepId: string;
+  kind: string;
+  enrollmentId: string | null;
+  reviewStatus: string;
+  applicantId: string;
+  productId: string;
+  type: 'individual' | 'company';
+  levelId: string | null;
+  info: Record<string, unknown>;
+}
 
 /** Rows of an UPDATE … RETURNING (TypeORM answers `[rows, rowCount]` for UPDATE statements). */
 async function updateReturning<T>(manager: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
@@ -147,7 +175,8 @@ export class ReviewsRepository {
    * Completes the applicant's review with `verdict`, inside the caller's transaction, which holds the
    * applicant's row lock (lockApplicant). Every path that ends a review goes through here (operator step
    * decisions now, sandbox review later):
-   * - the applicant's status (approved / rejected) and reviewResult columns, reviewedAt;
+   * - the applicant's status (approved / rejected) and reviewResult columns, reviewedAt, and `attempt` (the
+   *   number of reviews completed, decision 0131);
    * - its current (latest) enrollment, when still open, becomes completed / rejected (`enrollment.completed`);
    * - the `applicant.approved` / `applicant.rejected` review event;
    * - the `applicantReviewed` outbox event (DECISIONS data shape, steps = the level's required steps);
@@ -165,7 +194,7 @@ export class ReviewsRepository {
       manager,
       `UPDATE applicants
           SET status = $2, review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
-              moderation_comment = $6, reviewed_at = now(), updated_at = now()
+              moderation_comment = $6, reviewed_at = now(), updated_at = now(), attempt = attempt + 1
         WHERE id = $1
         RETURNING reviewed_at AS "reviewedAt"`,
       [
@@ -268,6 +297,128 @@ export class ReviewsRepository {
           levelName: closed.levelName,
           sandbox: parent.sandbox,
           createdAtUtc: new Date(closed.updatedAt).toISOString(),
+        },
+      },
+    ]);
+  }
+
+  /**
+   * Starts the check of a submitted step: `submitted` -> `in_review` (compare-and-set). 'claimed' also when
+   * the step is `in_review` already (a redelivery after a crash mid-check: the check is run again and only one
+   * result is written); 'done' when the step has moved on (a duplicate job).
+   */
+  async claimStep(stepId: string): Promise<'claimed' | 'done'> {
+    const [rows] = await this.dataSource.query<[{ id: string }[], number]>(
+      `UPDATE applicant_steps SET review_status = 'in_review', updated_at = now()
+        WHERE id = $1 AND review_status = 'submitted' RETURNING id`,
+      [stepId],
+    );
+    if (rows.length > 0) return 'claimed';
+    const [current] = await this.dataSource.query<{ reviewStatus: string }[]>(
+      `SELECT review_status AS "reviewStatus" FROM applicant_steps WHERE id = $1`,
+      [stepId],
+    );
+    return current?.reviewStatus === 'in_review' ? 'claimed' : 'done';
+  }
+
+  /** The step and its applicant as a check needs them. */
+  async checkSubject(stepId: string): Promise<CheckSubject | undefined> {
+    const [row] = await this.dataSource.query<CheckSubject[]>(
+      `SELECT s.id AS "stepId", s.kind, s.enrollment_id AS "enrollmentId", s.review_status AS "reviewStatus",
+              a.id AS "applicantId", a.product_id AS "productId", a.type, a.level_id AS "levelId", a.info
+         FROM applicant_steps s JOIN applicants a ON a.id = s.applicant_id
+        WHERE s.id = $1`,
+      [stepId],
+    );
+    return row;
+  }
+
+  /**
+   * Writes a check's result in one transaction: the step (only from `in_review`: a second writer of the same
+   * step finds nothing to update), the review event (`aml.run`, `adverse_media.run` or `step.checked`), the
+   * applicant's riskLevel (never lowered), and then either the hold (`awaitingOperatorReview`: applicant
+   * `in_review`, `applicant.sent_to_review`, `applicantOnHold`) or, when the step completes the level, the
+   * applicant's review (completeReview).
+   */
+  async recordCheck(input: {
+    stepId: string;
+    applicantId: string;
+    level: LevelEntity;
+    result: CheckResult;
+  }): Promise<'recorded' | 'stale'> {
+    const { level, result } = input;
+    return this.dataSource.transaction(async (manager) => {
+      const applicant = await this.lockApplicant(manager, input.applicantId);
+      if (!applicant || applicant.levelId !== level.id) return 'stale';
+      const hold = result.decision === 'REVIEW';
+      const red = result.decision === 'RED';
+      const [step] = await updateReturning<StepOutcome & { enrollmentId: string | null }>(
+        manager,
+        `UPDATE applicant_steps
+            SET review_status = $2, review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
+                moderation_comment = $6, client_comment = NULL, check_result = $7::jsonb, updated_at = now()
+          WHERE id = $1 AND review_status = 'in_review'
+          RETURNING ${STEP_COLUMNS}, enrollment_id AS "enrollmentId"`,
+        [
+          input.stepId,
+          hold ? 'awaitingOperatorReview' : 'completed',
+          hold ? null : result.decision,
+          red ? (result.reviewRejectType ?? 'RETRY') : null,
+          JSON.stringify(red ? result.rejectLabels : []),
+          hold ? null : result.moderationComment,
+          JSON.stringify(result.details),
+        ],
+      );
+      if (!step) return 'stale';
+      await this.recordEvent(manager, applicant, result.historyEvent, 'system', {
+        kind: step.kind,
+        enrollmentId: step.enrollmentId,
+        outcome: result.decision,
+        rejectLabels: step.rejectLabels,
+      });
+      await manager.query(
+        `UPDATE applicants SET risk_level = $2, updated_at = now()
+          WHERE id = $1 AND array_position($3::text[], risk_level) < array_position($3::text[], $2::text)`,
+        [applicant.id, result.risk, RISK_ORDER],
+      );
+      if (hold) {
+        await this.holdForOperator(manager, applicant, level, step.kind);
+      } else if (isRequiredStep(level, step.kind)) {
+        const verdict = verdictOf(level, await this.steps(manager, applicant.id));
+        if (verdict) await this.completeReview(manager, applicant, level, verdict, 'system');
+      }
+      return 'recorded';
+    });
+  }
+
+  /** A step waits for an operator: the applicant goes `in_review` and the partner hears `applicantOnHold` once. */
+  private async holdForOperator(
+    manager: EntityManager,
+    applicant: LockedApplicant,
+    level: Pick<LevelEntity, 'name'>,
+    kind: string,
+  ): Promise<void> {
+    const [moved] = await updateReturning<{ updatedAt: Date }>(
+      manager,
+      `UPDATE applicants SET status = 'in_review', updated_at = now()
+        WHERE id = $1 AND status <> ALL($2::text[]) RETURNING updated_at AS "updatedAt"`,
+      [applicant.id, ['in_review', ...TERMINAL_STATUSES, 'deactivated']],
+    );
+    if (!moved) return;
+    await this.recordEvent(manager, applicant, 'applicant.sent_to_review', 'system', { kind });
+    await appendToOutbox(manager, [
+      {
+        tenantId: applicant.productId,
+        eventType: VERIFICATION_EVENTS.APPLICANT_ON_HOLD,
+        entityType: 'applicant',
+        entityId: applicant.id,
+        data: {
+          applicantId: applicant.id,
+          externalUserId: applicant.externalUserId,
+          levelName: level.name,
+          reviewStatus: 'onHold',
+          sandbox: applicant.sandbox,
+          createdAtUtc: new Date(moved.updatedAt).toISOString(),
         },
       },
     ]);

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { toApplicantStatus } from '../applicants/applicants.service';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
-import { ReviewsRepository } from './reviews.repository';
+import { type CheckResult, ReviewsRepository } from './reviews.repository';
+import type { LevelEntity } from '../levels/entities/level.entity';
 
 const productIdSchema = z.uuid();
 
@@ -64,5 +65,19 @@ export class ReviewsService {
       reviewCompleted: result.reviewCompleted,
       applicant: toApplicantStatus(after ?? applicant),
     };
+  }
+
+  /** Check side (the worker): `submitted` -> `in_review`; 'done' when the step has moved on already. */
+  claimStep(stepId: string) {
+    return this.repository.claimStep(stepId);
+  }
+
+  checkSubject(stepId: string) {
+    return this.repository.checkSubject(stepId);
+  }
+
+  /** Records an automatic check's result; 'stale' when the step or the applicant's level moved meanwhile. */
+  recordCheck(input: { stepId: string; applicantId: string; level: LevelEntity; result: CheckResult }) {
+    return this.repository.recordCheck(input);
   }
 }

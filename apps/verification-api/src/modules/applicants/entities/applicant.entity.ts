@@ -68,6 +68,10 @@ export class ApplicantEntity {
   @Column('timestamptz', { name: 'reviewed_at', nullable: true })
   reviewedAt: Date | null;
 
+  /** On the operator's blocklist: no new session link until removed. */
+  @Column('boolean', { default: false })
+  blocklisted: boolean;
+
   /** Set on a child applicant spawned from a company's UBO row. */
   @Column('uuid', { name: 'parent_applicant_id', nullable: true })
   parentApplicantId: string | null;
