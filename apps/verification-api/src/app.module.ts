@@ -8,6 +8,7 @@ import { AdminModule } from './modules/admin/admin.module';
 import { DocsModule } from './modules/docs/docs.module';
 import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
+import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 
 @Module({})
@@ -28,6 +29,7 @@ export class AppModule {
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+        SandboxModule,
         webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).

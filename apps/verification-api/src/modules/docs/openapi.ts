@@ -5,6 +5,7 @@ import {
   levelPatchSchema,
   PARTNER_REVIEW_EVENTS,
   stepReviewSchema,
+  sandboxReviewSchema,
 } from '@tessera/contracts';
 import { z } from 'zod';
 
@@ -194,6 +195,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           },
         }),
         StepReview: json(stepReviewSchema),
+        SandboxReview: json(sandboxReviewSchema),
         StepReviewResult: obj({
           step: obj({
             kind: str,
@@ -315,6 +317,21 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           responses: {
             200: answer('One entry per required (not optional) step of the level', ref('Steps')),
             ...errors(401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/sandbox/review': {
+        post: partner({
+          tags: ['status'],
+          description:
+            'Sandbox credentials only (production ones get 404): completes the review with the given outcome exactly as production would (status, steps, history, applicantReviewed webhook).',
+          parameters: [externalUserId],
+          requestBody: body(ref('SandboxReview')),
+          responses: {
+            200: answer('The status after the review, with the steps', {
+              allOf: [ref('Status'), obj({ steps: { type: 'array', items: { type: 'object' } } })],
+            }),
+            ...errors(400, 401, 403, 404, 409, 422, 429),
           },
         }),
       },

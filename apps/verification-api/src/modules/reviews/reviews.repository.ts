@@ -303,6 +303,54 @@ export class ReviewsRepository {
   }
 
   /**
+   * The sandbox review (DECISIONS "Sandbox"): decides the given steps as `completed` whatever their state, then
+   * completes the review exactly as production does (completeReview), in one transaction. 'level_changed'
+   * when the applicant moved to another level meanwhile; 'incomplete' when a required step is still open.
+   */
+  async sandboxReview(input: {
+    applicantId: string;
+    level: LevelEntity;
+    decisions: {
+      kind: string;
+      result: Omit<StepOutcome, 'kind' | 'reviewStatus' | 'updatedAt' | 'clientComment'>;
+    }[];
+  }): Promise<'reviewed' | 'level_changed' | 'incomplete'> {
+    const { level } = input;
+    return this.dataSource.transaction(async (manager) => {
+      const applicant = await this.lockApplicant(manager, input.applicantId);
+      if (!applicant || applicant.levelId !== level.id) return 'level_changed';
+      for (const { kind, result } of input.decisions) {
+        await manager.query(
+          `INSERT INTO applicant_steps (applicant_id, kind, review_status, review_answer, review_reject_type,
+                                        reject_labels, moderation_comment)
+           VALUES ($1, $2, 'completed', $3, $4, $5::jsonb, $6)
+           ON CONFLICT (applicant_id, kind) DO UPDATE
+             SET review_status = 'completed', review_answer = excluded.review_answer,
+                 review_reject_type = excluded.review_reject_type, reject_labels = excluded.reject_labels,
+                 moderation_comment = excluded.moderation_comment, client_comment = NULL, updated_at = now()`,
+          [
+            applicant.id,
+            kind,
+            result.reviewAnswer,
+            result.reviewRejectType,
+            JSON.stringify(result.rejectLabels),
+            result.moderationComment,
+          ],
+        );
+        await this.recordEvent(manager, applicant, 'step.reviewed', 'partner', {
+          kind,
+          sandbox: true,
+          ...result,
+        });
+      }
+      const verdict = verdictOf(level, await this.steps(manager, applicant.id));
+      if (!verdict) return 'incomplete';
+      await this.completeReview(manager, applicant, level, verdict, 'partner');
+      return 'reviewed';
+    });
+  }
+
+  /**
    * Starts the check of a submitted step: `submitted` -> `in_review` (compare-and-set). 'claimed' also when
    * the step is `in_review` already (a redelivery after a crash mid-check: the check is run again and only one
    * result is written); 'done' when the step has moved on (a duplicate job).
@@ -433,6 +481,11 @@ export class ReviewsRepository {
       [applicantId],
     );
     return row;
+  }
+
+  /** The applicant's stored step progress. */
+  stepProgress(applicantId: string): Promise<StepOutcome[]> {
+    return this.steps(this.dataSource.manager, applicantId);
   }
 
   private steps(manager: EntityManager, applicantId: string): Promise<StepOutcome[]> {

@@ -1,8 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { OPERATOR_DECIDABLE_STEP_STATUSES, type StepReviewInput } from '@tessera/contracts';
-import { conflict, notFound } from '@tessera/platform';
+import {
+  OPERATOR_DECIDABLE_STEP_STATUSES,
+  type SandboxReviewInput,
+  type StepReviewInput,
+} from '@tessera/contracts';
+import { badRequest, conflict, notFound, unprocessable } from '@tessera/platform';
 import { z } from 'zod';
 import { toApplicantStatus } from '../applicants/applicants.service';
+import { requiredSteps, toStepResults } from '../applicants/step-results';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
 import { type CheckResult, ReviewsRepository } from './reviews.repository';
@@ -80,4 +85,56 @@ export class ReviewsService {
   recordCheck(input: { stepId: string; applicantId: string; level: LevelEntity; result: CheckResult }) {
     return this.repository.recordCheck(input);
   }
+
+  /**
+   * POST /v1/applicants/{externalUserId}/sandbox/review for a sandbox credential (the controller answers 404
+   * to production ones). Each required step takes its answer from `steps`, else GREEN when another step is
+   * named RED, else `reviewAnswer`; optional steps named in `steps` are decided too. RED steps carry the
+   * reject type (RETRY by default), labels and comment. The review then completes as in production.
+   */
+  async sandboxReview(productId: string, externalUserId: string, input: SandboxReviewInput) {
+    const applicant = await this.repository.findApplicant(productId, externalUserId);
+    if (!applicant) throw notFound('Applicant not found');
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    if (!level || requiredSteps(level).length === 0) {
+      throw unprocessable('Applicant has no verification level with required steps');
+    }
+    const named = input.steps ?? {};
+    const unknown = Object.keys(named).find((kind) => !level.steps.some((step) => step.kind === kind));
+    if (unknown) throw badRequest(`steps.${unknown}: not a step of level ${level.name}`);
+    const anyRed = Object.values(named).includes('RED');
+    const kinds = [
+      ...requiredSteps(level).map((step) => step.kind),
+      ...Object.keys(named).filter((kind) => !isRequired(level, kind)),
+    ];
+    const decisions = kinds.map((kind) => {
+      const answer = named[kind] ?? (anyRed ? 'GREEN' : input.reviewAnswer);
+      const red = answer === 'RED';
+      return {
+        kind,
+        result: {
+          reviewAnswer: answer,
+          reviewRejectType: red ? (input.reviewRejectType ?? 'RETRY') : null,
+          rejectLabels: red ? [...new Set(input.rejectLabels ?? [])] : [],
+          moderationComment: red ? (input.moderationComment ?? null) : null,
+        },
+      };
+    });
+    const redRequired = decisions.some((d) => d.result.reviewAnswer === 'RED' && isRequired(level, d.kind));
+    if ((input.reviewAnswer === 'RED') !== redRequired) {
+      throw badRequest('steps: a RED review needs a required step RED, a GREEN review none');
+    }
+    const outcome = await this.repository.sandboxReview({ applicantId: applicant.id, level, decisions });
+    if (outcome === 'level_changed')
+      throw conflict('The applicant moved to another level meanwhile; read it again');
+    const after = await this.repository.findApplicant(productId, externalUserId);
+    const steps = await this.repository.stepProgress(applicant.id);
+    return {
+      ...toApplicantStatus(after ?? applicant),
+      steps: toStepResults(level, steps, applicant.createdAt),
+    };
+  }
 }
+
+const isRequired = (level: Pick<LevelEntity, 'steps'>, kind: string) =>
+  requiredSteps(level).some((step) => step.kind === kind);
