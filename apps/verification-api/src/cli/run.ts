@@ -12,6 +12,7 @@ import { LevelsService } from '../modules/levels/levels.service';
 import { ProductsModule } from '../modules/products/products.module';
 import { ProductsService } from '../modules/products/products.service';
 import { ReviewsModule } from '../modules/reviews/reviews.module';
+import { APPLICANT_ACTIONS } from '../modules/reviews/reviews.repository';
 import { ReviewsService } from '../modules/reviews/reviews.service';
 import { SanctionsListRepository } from '../modules/screening/sanctions-list.repository';
 import { qualityReport } from '../modules/screening/screening-quality';
@@ -47,6 +48,8 @@ export const CLI_USAGE = `Usage: pnpm --filter @tessera/verification-api cli <co
   update-level --product <productId> --level <levelName> (--json '<partial level>' | --file <path>)
   review-step --product <productId> --applicant <externalUserId> --step <kind> (--json '<decision>' | --file <path>)
     decision: {"reviewAnswer":"GREEN"|"RED","reviewRejectType"?:"RETRY"|"FINAL","rejectLabels"?:[...],"moderationComment"?,"clientComment"?}
+  reset-applicant | deactivate-applicant | activate-applicant | blocklist-applicant | unblock-applicant
+    --product <productId> --applicant <externalUserId> [--reason <text>]
   import-sanctions --sdn <sdn.csv> [--alt <alt.csv>] [--out <file>]
     parses a fresh OFAC SDN list (legacy CSV) into the list file the AML screening reads
     (default: SANCTIONS_LIST_FILE, else the bundled snapshot); restart the workers to use it
@@ -165,6 +168,19 @@ export async function runCli(
           output: await app
             .get(ReviewsService)
             .reviewStep(need(opts, 'product'), need(opts, 'applicant'), need(opts, 'step'), decision),
+        };
+      }
+      case 'reset-applicant':
+      case 'deactivate-applicant':
+      case 'activate-applicant':
+      case 'blocklist-applicant':
+      case 'unblock-applicant': {
+        const action = z.enum(APPLICANT_ACTIONS).parse(command.replace('-applicant', ''));
+        return {
+          code: 0,
+          output: await app
+            .get(ReviewsService)
+            .applicantAction(need(opts, 'product'), need(opts, 'applicant'), action, opts.reason),
         };
       }
       default:

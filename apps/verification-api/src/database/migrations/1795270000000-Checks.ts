@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Step checks (decision 0131): what a check found on a step (the screening matches an operator reads), the
- * applicant's blocklist flag, the indexes of the worker's two sweeps (submitted steps, expired enrollments),
+ * applicant's blocklist flag and the status a deactivation keeps for the activation, the indexes of the worker's two sweeps (submitted steps, expired enrollments),
  * and a trigger that wakes the worker (NOTIFY verification_checks) when a step or an enrollment is submitted.
  */
 export class Checks1795270000000 implements MigrationInterface {
@@ -11,6 +11,7 @@ export class Checks1795270000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query('ALTER TABLE "applicant_steps" ADD "check_result" jsonb');
     await queryRunner.query('ALTER TABLE "applicants" ADD "blocklisted" boolean NOT NULL DEFAULT false');
+    await queryRunner.query('ALTER TABLE "applicants" ADD "status_before_deactivation" text');
     await queryRunner.query(
       `CREATE INDEX "applicant_steps_submitted_idx" ON "applicant_steps" ("updated_at") WHERE "review_status" = 'submitted'`,
     );
@@ -40,6 +41,7 @@ export class Checks1795270000000 implements MigrationInterface {
     await queryRunner.query('DROP FUNCTION "notify_checks"()');
     await queryRunner.query('DROP INDEX "enrollments_expiry_idx"');
     await queryRunner.query('DROP INDEX "applicant_steps_submitted_idx"');
+    await queryRunner.query('ALTER TABLE "applicants" DROP COLUMN "status_before_deactivation"');
     await queryRunner.query('ALTER TABLE "applicants" DROP COLUMN "blocklisted"');
     await queryRunner.query('ALTER TABLE "applicant_steps" DROP COLUMN "check_result"');
   }

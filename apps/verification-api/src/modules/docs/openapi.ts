@@ -425,6 +425,30 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           },
         }),
       },
+      '/admin/v1/products/{productId}/applicants/{externalUserId}/{action}': {
+        post: operator({
+          description:
+            'An operator action: reset (steps back to pending, verdict cleared; applicantReset), deactivate / activate (applicantDeactivated / applicantActivated), blocklist (no new links; review completed RED FINAL BLOCKLIST, applicantReviewed), unblock. Each is recorded in the review history.',
+          parameters: [
+            { name: 'productId', in: 'path', required: true, schema: str },
+            externalUserId,
+            {
+              name: 'action',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', enum: ['reset', 'deactivate', 'activate', 'blocklist', 'unblock'] },
+            },
+          ],
+          requestBody: body(obj({ reason: str })),
+          responses: {
+            200: answer(
+              'The action and the applicant status after it',
+              obj({ action: str, applicant: ref('Status') }),
+            ),
+            ...errors(400, 401, 404, 409, 429),
+          },
+        }),
+      },
       '/admin/v1/products/{productId}/levels/{levelName}': {
         patch: operator({
           parameters: [

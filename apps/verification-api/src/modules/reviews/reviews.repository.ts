@@ -46,6 +46,18 @@ export type StepDecisionResult =
 const TERMINAL_STATUSES = ['approved', 'rejected'];
 const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
 
+export const APPLICANT_ACTIONS = ['reset', 'deactivate', 'activate', 'blocklist', 'unblock'] as const;
+export type ApplicantAction = (typeof APPLICANT_ACTIONS)[number];
+
+/** The partner-visible review event of each operator action. */
+const ACTION_HISTORY_EVENTS: Record<ApplicantAction, string> = {
+  reset: 'applicant.reset',
+  deactivate: 'applicant.deactivated',
+  activate: 'applicant.activated',
+  blocklist: 'applicant.blocklisted',
+  unblock: 'applicant.blocklist_removed',
+};
+
 /** What an automatic check decided on a step. */
 export interface CheckResult {
   /** REVIEW: the check cannot decide; the step waits for an operator (`awaitingOperatorReview`). */
@@ -300,6 +312,130 @@ export class ReviewsRepository {
         },
       },
     ]);
+  }
+
+  /**
+   * An operator action on an applicant (decision 0132), in one transaction with its review event and outbox
+   * event. 'conflict' when the applicant is not in a state the action applies to.
+   * - reset: every step back to `pending` (rows removed), review columns cleared, riskLevel `unknown`, status
+   *   `init`, open enrollments `failed`; `applicant.reset`, `applicantReset`.
+   * - deactivate: status `deactivated` (the previous one kept), open enrollments `failed`;
+   *   `applicant.deactivated`, `applicantDeactivated`.
+   * - activate: the status before the deactivation; `applicant.activated`, `applicantActivated`.
+   * - blocklist: the flag (no new session link), and the review completed RED FINAL `BLOCKLIST` (applicant
+   *   `rejected`, `applicantReviewed`); `applicant.blocklisted`.
+   * - unblock: the flag cleared; `applicant.blocklist_removed` (the verdict stays; a reset reopens).
+   */
+  async applicantAction(input: {
+    applicantId: string;
+    action: ApplicantAction;
+    reason: string | null;
+    level: LevelEntity | null;
+  }): Promise<'done' | 'conflict'> {
+    const { action, reason } = input;
+    return this.dataSource.transaction(async (manager) => {
+      const applicant = await this.lockApplicant(manager, input.applicantId);
+      if (!applicant) return 'conflict';
+      const [flags] = await manager.query<{ blocklisted: boolean }[]>(
+        'SELECT blocklisted FROM applicants WHERE id = $1',
+        [applicant.id],
+      );
+      const failOpenEnrollments = () =>
+        manager.query(
+          `UPDATE enrollments SET status = 'failed', updated_at = now()
+            WHERE applicant_id = $1 AND status IN ('open', 'submitted', 'in_review')`,
+          [applicant.id],
+        );
+      let eventType: string | null = null;
+      switch (action) {
+        case 'reset':
+          if (applicant.status === 'deactivated') return 'conflict';
+          await manager.query('DELETE FROM applicant_steps WHERE applicant_id = $1', [applicant.id]);
+          await manager.query(
+            `UPDATE applicants SET status = 'init', risk_level = 'unknown', review_answer = NULL,
+                    review_reject_type = NULL, reject_labels = '[]', moderation_comment = NULL, reviewed_at = NULL,
+                    updated_at = now()
+              WHERE id = $1`,
+            [applicant.id],
+          );
+          await failOpenEnrollments();
+          eventType = VERIFICATION_EVENTS.APPLICANT_RESET;
+          break;
+        case 'deactivate':
+          if (applicant.status === 'deactivated') return 'conflict';
+          await manager.query(
+            `UPDATE applicants SET status_before_deactivation = status, status = 'deactivated', updated_at = now()
+              WHERE id = $1`,
+            [applicant.id],
+          );
+          await failOpenEnrollments();
+          eventType = VERIFICATION_EVENTS.APPLICANT_DEACTIVATED;
+          break;
+        case 'activate':
+          if (applicant.status !== 'deactivated') return 'conflict';
+          await manager.query(
+            `UPDATE applicants SET status = coalesce(status_before_deactivation, 'init'),
+                    status_before_deactivation = NULL, updated_at = now()
+              WHERE id = $1`,
+            [applicant.id],
+          );
+          eventType = VERIFICATION_EVENTS.APPLICANT_ACTIVATED;
+          break;
+        case 'blocklist':
+          if (flags.blocklisted) return 'conflict';
+          await manager.query('UPDATE applicants SET blocklisted = true, updated_at = now() WHERE id = $1', [
+            applicant.id,
+          ]);
+          await failOpenEnrollments();
+          break;
+        case 'unblock':
+          if (!flags.blocklisted) return 'conflict';
+          await manager.query('UPDATE applicants SET blocklisted = false, updated_at = now() WHERE id = $1', [
+            applicant.id,
+          ]);
+          break;
+      }
+      await this.recordEvent(manager, applicant, ACTION_HISTORY_EVENTS[action], 'operator', { reason });
+      if (action === 'blocklist' && input.level && applicant.status !== 'deactivated') {
+        await this.completeReview(
+          manager,
+          applicant,
+          input.level,
+          {
+            reviewAnswer: 'RED',
+            reviewRejectType: 'FINAL',
+            rejectLabels: ['BLOCKLIST'],
+            moderationComment: reason,
+          },
+          'operator',
+        );
+      }
+      if (eventType) {
+        const [after] = await manager.query<{ status: string; updatedAt: Date; levelName: string | null }[]>(
+          `SELECT a.status, a.updated_at AS "updatedAt", l.name AS "levelName"
+             FROM applicants a LEFT JOIN levels l ON l.id = a.level_id WHERE a.id = $1`,
+          [applicant.id],
+        );
+        await appendToOutbox(manager, [
+          {
+            tenantId: applicant.productId,
+            eventType,
+            entityType: 'applicant',
+            entityId: applicant.id,
+            data: {
+              applicantId: applicant.id,
+              externalUserId: applicant.externalUserId,
+              levelName: after.levelName,
+              status: after.status,
+              reason,
+              sandbox: applicant.sandbox,
+              createdAtUtc: new Date(after.updatedAt).toISOString(),
+            },
+          },
+        ]);
+      }
+      return 'done';
+    });
   }
 
   /**

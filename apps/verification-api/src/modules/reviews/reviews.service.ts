@@ -10,10 +10,18 @@ import { toApplicantStatus } from '../applicants/applicants.service';
 import { requiredSteps, toStepResults } from '../applicants/step-results';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
-import { type CheckResult, ReviewsRepository } from './reviews.repository';
+import { type ApplicantAction, type CheckResult, ReviewsRepository } from './reviews.repository';
 import type { LevelEntity } from '../levels/entities/level.entity';
 
 const productIdSchema = z.uuid();
+
+const ACTION_CONFLICTS: Record<ApplicantAction, string> = {
+  reset: 'The applicant is deactivated; activate it first',
+  deactivate: 'The applicant is deactivated already',
+  activate: 'The applicant is not deactivated',
+  blocklist: 'The applicant is blocklisted already',
+  unblock: 'The applicant is not blocklisted',
+};
 
 /** Operator decisions on an applicant's steps, and the review completion they lead to. */
 @Injectable()
@@ -133,6 +141,29 @@ export class ReviewsService {
       ...toApplicantStatus(after ?? applicant),
       steps: toStepResults(level, steps, applicant.createdAt),
     };
+  }
+
+  /**
+   * An operator action (reset, deactivate, activate, blocklist, unblock) on the applicant `externalUserId` of
+   * product `productId`; 404 unknown, 409 when the applicant's state does not take it (decision 0132).
+   */
+  async applicantAction(productId: string, externalUserId: string, action: ApplicantAction, reason?: string) {
+    if (!productIdSchema.safeParse(productId).success) throw notFound('Product not found');
+    await this.products.assertProduct(productId);
+    const applicant = await this.repository.findApplicant(productId, externalUserId);
+    if (!applicant) throw notFound('Applicant not found');
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    const outcome = await this.repository.applicantAction({
+      applicantId: applicant.id,
+      action,
+      reason: reason ?? null,
+      level,
+    });
+    if (outcome === 'conflict') {
+      throw conflict(ACTION_CONFLICTS[action]);
+    }
+    const after = await this.repository.findApplicant(productId, externalUserId);
+    return { action, applicant: toApplicantStatus(after ?? applicant) };
   }
 }
 
