@@ -10,6 +10,7 @@ import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
+import { ResourcesModule } from './modules/resources/resources.module';
 
 @Module({})
 export class AppModule {
@@ -29,7 +30,11 @@ export class AppModule {
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+<<<<<<< HEAD
         SandboxModule,
+=======
+        ResourcesModule,
+>>>>>>> main
         webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
