@@ -30,11 +30,8 @@ export class AppModule {
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
-<<<<<<< HEAD
         SandboxModule,
-=======
         ResourcesModule,
->>>>>>> main
         webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).

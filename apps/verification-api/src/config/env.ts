@@ -19,7 +19,6 @@ export const envSchema = baseEnvSchema.extend({
   SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Hosted SDK API calls and page loads per minute per client IP. */
   SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
-<<<<<<< HEAD
   /** Port of the worker role's /health and /metrics (node dist/worker.js). */
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3011),
   /** Step checks a worker runs at once. */
@@ -30,7 +29,6 @@ export const envSchema = baseEnvSchema.extend({
   ENROLLMENT_EXPIRY_SWEEP_MS: z.coerce.number().int().min(100).max(3600000).default(60000),
   /** The sanctions list file the AML screening reads; the bundled OFAC SDN snapshot when unset. */
   SANCTIONS_LIST_FILE: z.string().min(1).optional(),
-=======
   /** media-store's internal HTTP API (bytes of resources); metadata goes over Redis RPC. */
   MEDIA_STORE_URL: z.string().url().default('http://127.0.0.1:3004'),
   /** Bearer token for media-store's internal API (the same value media-store is given). */
@@ -41,7 +39,6 @@ export const envSchema = baseEnvSchema.extend({
     .int()
     .min(1)
     .default(100 * 1024 * 1024),
->>>>>>> main
   ROW_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60000).default(5000),
 });
 
