@@ -231,6 +231,27 @@ describe('step checks in the worker', () => {
     expect(await status('u-near')).toMatchObject({ status: 'in_review', riskLevel: 'medium' });
     expect(await history('u-near')).toContain('applicant.sent_to_review');
     expect(await outbox(a.id, 'applicantOnHold')).toHaveLength(1);
+    // The operator sees the listed entry the name came close to.
+    const view = await h
+      .http()
+      .get(`/admin/v1/products/${productId}/applicants/u-near/steps`)
+      .set(bearer)
+      .expect(200);
+    expect(view.body.steps[1]).toMatchObject({
+      kind: 'aml',
+      reviewStatus: 'awaitingOperatorReview',
+      checkResult: {
+        outcome: 'possible_match',
+        matches: [
+          expect.objectContaining({
+            listId: 2676,
+            listName: 'AL ZAWAHIRI, Dr. Ayman',
+            screenedName: 'Ayman Mohammed Al Zawahiri',
+            programs: ['SDGT'],
+          }),
+        ],
+      },
+    });
     expect(await checkResult(a.id, 'aml')).toMatchObject({
       outcome: 'possible_match',
       matches: [expect.objectContaining({ listId: 2676, basis: 'partial_name' })],

@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
 import { z } from 'zod';
 import { AdminAuthGuard } from '../auth/admin-auth.guard';
@@ -68,6 +68,12 @@ export class AdminController {
     @Body() body: unknown,
   ) {
     return this.reviews.reviewStep(productId, externalUserId, kind, stepReviewSchema.parse(body ?? {}));
+  }
+
+  /** The applicant's steps as the operator reviews them, with what the checks found (screening matches...). */
+  @Get('products/:productId/applicants/:externalUserId/steps')
+  operatorSteps(@Param('productId') productId: string, @Param('externalUserId') externalUserId: string) {
+    return this.reviews.operatorSteps(productId, externalUserId);
   }
 
   /** Operator actions on an applicant: reset, deactivate, activate, blocklist, unblock (decision 0132). */

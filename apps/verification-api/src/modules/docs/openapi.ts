@@ -425,6 +425,20 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           },
         }),
       },
+      '/admin/v1/products/{productId}/applicants/{externalUserId}/steps': {
+        get: operator({
+          description:
+            "Every step of the applicant's level with its labels, comments and what the automatic check found (checkResult: the screening matches with the listed entry, missing fields...).",
+          parameters: [{ name: 'productId', in: 'path', required: true, schema: str }, externalUserId],
+          responses: {
+            200: answer(
+              'The applicant status and its steps',
+              obj({ applicant: ref('Status'), steps: { type: 'array', items: { type: 'object' } } }),
+            ),
+            ...errors(401, 404, 429),
+          },
+        }),
+      },
       '/admin/v1/products/{productId}/applicants/{externalUserId}/{action}': {
         post: operator({
           description:

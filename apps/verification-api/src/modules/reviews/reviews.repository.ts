@@ -619,6 +619,16 @@ export class ReviewsRepository {
     return row;
   }
 
+  /** Every stored step of the applicant with what decided it, for the operator (check results included). */
+  operatorSteps(
+    applicantId: string,
+  ): Promise<(StepOutcome & { checkResult: Record<string, unknown> | null })[]> {
+    return this.dataSource.query(
+      `SELECT ${STEP_COLUMNS}, check_result AS "checkResult" FROM applicant_steps WHERE applicant_id = $1`,
+      [applicantId],
+    );
+  }
+
   /** The applicant's stored step progress. */
   stepProgress(applicantId: string): Promise<StepOutcome[]> {
     return this.steps(this.dataSource.manager, applicantId);

@@ -165,6 +165,38 @@ export class ReviewsService {
     const after = await this.repository.findApplicant(productId, externalUserId);
     return { action, applicant: toApplicantStatus(after ?? applicant) };
   }
+
+  /**
+   * The operator's view of an applicant's steps: every step of the level in level order (optional ones too),
+   * with labels, comments and what the automatic check found (`checkResult`: screening matches with the
+   * listed entry, missing fields...).
+   */
+  async operatorSteps(productId: string, externalUserId: string) {
+    if (!productIdSchema.safeParse(productId).success) throw notFound('Product not found');
+    await this.products.assertProduct(productId);
+    const applicant = await this.repository.findApplicant(productId, externalUserId);
+    if (!applicant) throw notFound('Applicant not found');
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    const stored = new Map((await this.repository.operatorSteps(applicant.id)).map((row) => [row.kind, row]));
+    return {
+      applicant: toApplicantStatus(applicant),
+      steps: (level?.steps ?? []).map((step) => {
+        const row = stored.get(step.kind);
+        return {
+          kind: step.kind,
+          optional: step.optional,
+          reviewStatus: row?.reviewStatus ?? 'pending',
+          reviewAnswer: row?.reviewAnswer ?? null,
+          reviewRejectType: row?.reviewRejectType ?? null,
+          rejectLabels: row?.rejectLabels ?? [],
+          moderationComment: row?.moderationComment ?? null,
+          clientComment: row?.clientComment ?? null,
+          checkResult: row?.checkResult ?? null,
+          lastUpdatedAtUtc: new Date(row?.updatedAt ?? applicant.createdAt).toISOString(),
+        };
+      }),
+    };
+  }
 }
 
 const isRequired = (level: Pick<LevelEntity, 'steps'>, kind: string) =>
