@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { VerificationStepCheckPayload } from '@tessera/contracts';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { LevelsService } from '../levels/levels.service';
@@ -13,7 +13,7 @@ import { screeningCheckResult, screeningSubject } from './screening-check';
  * `submitted` -> `in_review` -> `completed` (GREEN / RED) or `awaitingOperatorReview`.
  */
 @Injectable()
-export class ChecksService {
+export class ChecksService implements OnApplicationBootstrap {
   private readonly logger = new Logger(ChecksService.name);
 
   constructor(
@@ -21,6 +21,11 @@ export class ChecksService {
     private readonly levels: LevelsService,
     private readonly screening: ScreeningService,
   ) {}
+
+  /** Loads and indexes the sanctions list at start-up rather than in the first screening. */
+  onApplicationBootstrap(): void {
+    this.screening.warmUp();
+  }
 
   async checkStep(job: VerificationStepCheckPayload): Promise<'recorded' | 'skipped'> {
     if ((await this.reviews.claimStep(job.stepId)) === 'done') return 'skipped';
