@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Host mode: runs the whole system without Docker. Makes sure Postgres and Redis are up (the same
-// bootstrap as the test command), builds, migrates, starts every app and the custody worker with logs
+// bootstrap as the test command), builds, migrates, starts every app and both workers with logs
 // prefixed by service, prints each URL once healthy, and stops everything cleanly on Ctrl-C (SIGINT/SIGTERM).
 //
 //   pnpm start                 build, migrate, run
 //   pnpm start -- --no-build   skip the build (dist/ must exist)
-//   TESSERA_PORT_BASE=4000     ports 4001–4004 and 4012 instead of 3001–3004 and 3012, and its own
+//   TESSERA_PORT_BASE=4000     ports 4001–4004, 4011 and 4012 instead of 3001–3004, 3011 and 3012, and its own
 //                              database (tessera_4000) and queue prefix (tessera-4000)
 // Secrets and the operator token live in `.env` (generated on first run; scripts/lib/host-env.mjs).
 import { spawn, spawnSync } from 'node:child_process';
@@ -29,6 +29,13 @@ const services = [
     name: 'verification-api',
     entry: 'apps/verification-api/dist/main.js',
     port: base + 1,
+    env: { PUBLIC_BASE_URL: `http://localhost:${base + 1}` },
+  },
+  {
+    name: 'verification-worker',
+    entry: 'apps/verification-api/dist/worker.js',
+    port: base + 11,
+    portVar: 'WORKER_PORT',
     env: { PUBLIC_BASE_URL: `http://localhost:${base + 1}` },
   },
   { name: 'custody-api', entry: 'apps/custody-api/dist/main.js', port: base + 2 },
@@ -57,7 +64,7 @@ const services = [
   },
 ];
 for (const s of services)
-  if (s.name === 'verification-api') s.env.MEDIA_STORE_URL = `http://127.0.0.1:${base + 4}`;
+  if (s.name.startsWith('verification-')) s.env.MEDIA_STORE_URL = `http://127.0.0.1:${base + 4}`;
 
 function run(command, commandArgs, extraEnv = {}) {
   const result = spawnSync(command, commandArgs, {

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const base = 4700 + Math.floor(Math.random() * 200);
-const ports = [base + 1, base + 2, base + 3, base + 4, base + 12];
+const ports = [base + 1, base + 2, base + 3, base + 4, base + 11, base + 12];
 
 async function status(port) {
   try {
@@ -47,6 +47,7 @@ test(
     for (const port of ports) assert.equal(await status(port), 200, `port ${port}`);
     for (const name of [
       'verification-api',
+      'verification-worker',
       'custody-api',
       'custody-worker',
       'webhook-dispatcher',

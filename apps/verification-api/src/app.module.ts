@@ -8,6 +8,7 @@ import { AdminModule } from './modules/admin/admin.module';
 import { DocsModule } from './modules/docs/docs.module';
 import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
+import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 import { ResourcesModule } from './modules/resources/resources.module';
 
@@ -29,6 +30,7 @@ export class AppModule {
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+        SandboxModule,
         ResourcesModule,
         webhooksModule(),
         DocsModule,

@@ -6,6 +6,7 @@ import {
   MEDIA_SLOTS,
   PARTNER_REVIEW_EVENTS,
   stepReviewSchema,
+  sandboxReviewSchema,
 } from '@tessera/contracts';
 import { z } from 'zod';
 
@@ -210,6 +211,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           },
         }),
         StepReview: json(stepReviewSchema),
+        SandboxReview: json(sandboxReviewSchema),
         StepReviewResult: obj({
           step: obj({
             kind: str,
@@ -331,6 +333,21 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           responses: {
             200: answer('One entry per required (not optional) step of the level', ref('Steps')),
             ...errors(401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/sandbox/review': {
+        post: partner({
+          tags: ['status'],
+          description:
+            'Sandbox credentials only (production ones get 404): completes the review with the given outcome exactly as production would (status, steps, history, applicantReviewed webhook).',
+          parameters: [externalUserId],
+          requestBody: body(ref('SandboxReview')),
+          responses: {
+            200: answer('The status after the review, with the steps', {
+              allOf: [ref('Status'), obj({ steps: { type: 'array', items: { type: 'object' } } })],
+            }),
+            ...errors(400, 401, 403, 404, 409, 422, 429),
           },
         }),
       },
@@ -518,6 +535,44 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           requestBody: body(ref('StepReview')),
           responses: {
             200: answer('Step result, and the applicant status after the decision', ref('StepReviewResult')),
+            ...errors(400, 401, 404, 409, 429),
+          },
+        }),
+      },
+      '/admin/v1/products/{productId}/applicants/{externalUserId}/steps': {
+        get: operator({
+          description:
+            "Every step of the applicant's level with its labels, comments and what the automatic check found (checkResult: the screening matches with the listed entry, missing fields...).",
+          parameters: [{ name: 'productId', in: 'path', required: true, schema: str }, externalUserId],
+          responses: {
+            200: answer(
+              'The applicant status and its steps',
+              obj({ applicant: ref('Status'), steps: { type: 'array', items: { type: 'object' } } }),
+            ),
+            ...errors(401, 404, 429),
+          },
+        }),
+      },
+      '/admin/v1/products/{productId}/applicants/{externalUserId}/{action}': {
+        post: operator({
+          description:
+            'An operator action: reset (steps back to pending, verdict cleared; applicantReset), deactivate / activate (applicantDeactivated / applicantActivated), blocklist (no new links; review completed RED FINAL BLOCKLIST, applicantReviewed), unblock. Each is recorded in the review history.',
+          parameters: [
+            { name: 'productId', in: 'path', required: true, schema: str },
+            externalUserId,
+            {
+              name: 'action',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', enum: ['reset', 'deactivate', 'activate', 'blocklist', 'unblock'] },
+            },
+          ],
+          requestBody: body(obj({ reason: str })),
+          responses: {
+            200: answer(
+              'The action and the applicant status after it',
+              obj({ action: str, applicant: ref('Status') }),
+            ),
             ...errors(400, 401, 404, 409, 429),
           },
         }),
