@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { Readable } from 'node:stream';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { JobQueues } from '@tessera/platform';
 import { bootApp, mediaFixture } from '@tessera/testing';
 import sharp from 'sharp';
 import { loadEnv } from '../src/config/env';
+import { MediaInspectorService, ProbeUnavailableError } from '../src/modules/checks/media-inspector.service';
 import { WorkerModule } from '../src/worker.module';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
@@ -293,5 +295,19 @@ describe('media and document checks in the worker', () => {
     );
     expect(await checkedCount(a)).toBe(1);
     expect((await stepRows(a))[0]).toMatchObject({ review_answer: 'GREEN', updated_at: selfie.updated_at });
+  });
+
+  it('without ffprobe the clip is not judged: the inspection throws (the job is retried) instead of UNREADABLE', async () => {
+    const inspector = new MediaInspectorService(
+      loadEnv({ ...h.env.env, FFPROBE_PATH: '/nonexistent/ffprobe' }),
+    );
+    await expect(inspector.video(Readable.from([mediaFixture('tiny.webm')]))).rejects.toBeInstanceOf(
+      ProbeUnavailableError,
+    );
+    const working = new MediaInspectorService(loadEnv(h.env.env));
+    expect(await working.video(Readable.from([mediaFixture('tiny.mp4')]))).toEqual({
+      ok: true,
+      durationSeconds: 1,
+    });
   });
 });

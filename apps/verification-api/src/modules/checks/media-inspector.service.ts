@@ -21,6 +21,9 @@ export type VideoInspection = { ok: true; durationSeconds: number } | { ok: fals
 const IMAGE_BUFFER_LIMIT = 32 * 1024 * 1024;
 const FFPROBE_TIMEOUT_MS = 30_000;
 
+/** ffprobe could not run: the job fails and is retried; the clip is not judged. */
+export class ProbeUnavailableError extends Error {}
+
 const toReadable = (stream: NodeJS.ReadableStream): Readable =>
   stream instanceof Readable ? stream : Readable.from(stream);
 
@@ -81,8 +84,8 @@ export class MediaInspectorService {
       if (!Number.isFinite(seconds)) return { ok: false, error: 'no duration in the container' };
       return { ok: true, durationSeconds: Math.round(seconds * 1000) / 1000 };
     } catch (err) {
-      // A missing ffprobe is the deployment's fault: throw so the job is retried, never blame the clip.
-      if ((err as { code?: string }).code === 'ENOENT') throw err;
+      // A missing or timed-out ffprobe is the deployment's fault: throw so the job is retried.
+      if (err instanceof ProbeUnavailableError) throw err;
       return { ok: false, error: (err as Error).message.split('\n')[0] };
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -96,8 +99,10 @@ export class MediaInspectorService {
         ['-v', 'error', ...args],
         { timeout: FFPROBE_TIMEOUT_MS, maxBuffer: 8 * 1024 * 1024 },
         (err, stdout, stderr) => {
-          if (err && (err as { code?: unknown }).code === 'ENOENT') reject(err);
-          else if (err) reject(new Error(String(stderr).trim() || err.message));
+          // No binary, or killed at the timeout (a loaded machine): the deployment's problem, retried.
+          if (err && ((err as { code?: unknown }).code === 'ENOENT' || err.killed)) {
+            reject(new ProbeUnavailableError(`ffprobe unavailable: ${err.message}`));
+          } else if (err) reject(new Error(String(stderr).trim() || err.message));
           else resolve(stdout);
         },
       );
