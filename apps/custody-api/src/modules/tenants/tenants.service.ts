@@ -16,7 +16,11 @@ const ALL_SCOPES = 'all';
 
 export const createKeySchema = z.object({
   environment: z.enum(['test', 'live']),
-  scopes: z.union([z.literal(ALL_SCOPES), z.array(z.enum([...SCOPES, ALL_SCOPES])).min(1)]),
+  // The preset alone may be given as a string; a bad element is reported at its index (scopes.0).
+  scopes: z.preprocess(
+    (v) => (v === ALL_SCOPES ? [ALL_SCOPES] : v),
+    z.array(z.enum([...SCOPES, ALL_SCOPES])).min(1),
+  ),
   ipAllowList: z.array(z.string().refine((v) => !cidrProblem(v), 'Must be an IP address or CIDR')).optional(),
 });
 
@@ -31,9 +35,8 @@ export interface ActiveKey {
 }
 
 /** The preset `all` becomes every scope of the environment (live keys never get the sandbox-only ones). */
-function expandScopes(scopes: string | string[], environment: 'test' | 'live'): string[] {
-  const list = typeof scopes === 'string' ? [scopes] : scopes;
-  if (!list.includes(ALL_SCOPES)) return list;
+function expandScopes(scopes: string[], environment: 'test' | 'live'): string[] {
+  if (!scopes.includes(ALL_SCOPES)) return scopes;
   return SCOPES.filter((s) => environment === 'test' || !SANDBOX_ONLY_SCOPES.includes(s));
 }
 
