@@ -10,7 +10,14 @@ import type { TransactionRecord } from './transaction.record';
 /** One move of the machine: the next status, the row patch, its ledger effect and its events. */
 export interface TransitionMove {
   next: CustodyTransactionStatus;
-  patch: { txHash?: string | null; failureReason?: string | null; terminal: boolean };
+  patch: {
+    txHash?: string | null;
+    failureReason?: string | null;
+    terminal: boolean;
+    /** Base units of feeCurrency. */
+    networkFee?: string | null;
+    feeCurrency?: string | null;
+  };
   deltas: BalanceDelta[];
   events: (updated: TransactionRecord) => OutboxEvent[];
 }
@@ -34,10 +41,12 @@ const RECORD_SELECT = `
          t."amount", t."source_address" AS "sourceAddress", t."destination_address" AS "destinationAddress",
          t."destination_tag" AS "destinationTag", t."tx_hash" AS "txHash", t."network_fee" AS "networkFee",
          t."fee_currency" AS "feeCurrency", t."note", t."failure_reason" AS "failureReason",
-         t."created_at" AS "createdAt", t."updated_at" AS "updatedAt", t."completed_at" AS "completedAt"
+         t."created_at" AS "createdAt", t."updated_at" AS "updatedAt", t."completed_at" AS "completedAt",
+         e."confirmations", e."block_number" AS "blockNumber", e."block_hash" AS "blockHash"
   FROM "transactions" t
   JOIN "vaults" v ON v."id" = t."vault_id"
-  JOIN "assets" a ON a."id" = t."asset_id"`;
+  JOIN "assets" a ON a."id" = t."asset_id"
+  LEFT JOIN "evm_transfers" e ON e."transaction_id" = t."id"`;
 
 @Injectable()
 export class TransactionsRepository {
@@ -113,7 +122,7 @@ export class TransactionsRepository {
   async transitionWhileLocked(
     id: string,
     expected: CustodyTransactionStatus,
-    decide: (locked: TransactionRecord) => Promise<TransitionMove>,
+    decide: (locked: TransactionRecord, manager: EntityManager) => Promise<TransitionMove>,
   ): Promise<TransactionRecord | undefined> {
     return this.db.transaction(async (manager) => {
       const [locked] = (await manager.query(
@@ -121,11 +130,57 @@ export class TransactionsRepository {
         [id, expected],
       )) as TransactionRecord[];
       if (!locked) return undefined;
-      return this.applyTransition(manager, id, expected, await decide(locked));
+      return this.applyTransition(manager, id, expected, await decide(locked, manager));
     });
   }
 
-  private async applyTransition(
+  /**
+   * A deposit found on-chain, inside the caller's database transaction: the Submitted row, its pending
+   * credit, and transaction.created plus balance.updated in the outbox.
+   */
+  async insertDeposit(
+    manager: EntityManager,
+    d: {
+      id: string;
+      tenantId: string;
+      vaultId: string;
+      assetId: string;
+      walletId: string;
+      amount: bigint;
+      sourceAddress: string;
+      destinationAddress: string;
+      txHash: string;
+    },
+    events: (record: TransactionRecord) => OutboxEvent[],
+  ): Promise<TransactionRecord> {
+    await manager.query(
+      `INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
+         "wallet_id", "amount", "source_address", "destination_address", "tx_hash", "created_at", "updated_at")
+       VALUES ($1, $2, 'production', 'Deposit', 'Submitted', $3, $4, $5, $6, $7, $8, $9, now(), now())`,
+      [
+        d.id,
+        d.tenantId,
+        d.vaultId,
+        d.assetId,
+        d.walletId,
+        String(d.amount),
+        d.sourceAddress,
+        d.destinationAddress,
+        d.txHash,
+      ],
+    );
+    await applyBalanceDeltas(manager, [
+      { walletId: d.walletId, transactionId: d.id, kind: 'deposit-pending', pending: d.amount },
+    ]);
+    const [record] = (await manager.query(`${RECORD_SELECT} WHERE t."id" = $1`, [
+      d.id,
+    ])) as TransactionRecord[];
+    await appendToOutbox(manager, events(record));
+    return record;
+  }
+
+  /** A move applied inside the caller's database transaction (the EVM watcher's moves). */
+  async applyTransition(
     manager: EntityManager,
     id: string,
     expected: CustodyTransactionStatus,
@@ -136,9 +191,19 @@ export class TransactionsRepository {
       await manager.query(
         `UPDATE "transactions" SET "status" = $3, "updated_at" = now(),
            "tx_hash" = COALESCE($4, "tx_hash"), "failure_reason" = COALESCE($5, "failure_reason"),
-           "completed_at" = CASE WHEN $6::boolean THEN now() ELSE "completed_at" END
+           "completed_at" = CASE WHEN $6::boolean THEN now() ELSE "completed_at" END,
+           "network_fee" = COALESCE($7, "network_fee"), "fee_currency" = COALESCE($8, "fee_currency")
          WHERE "id" = $1 AND "status" = $2 RETURNING "id"`,
-        [id, expected, next, patch.txHash ?? null, patch.failureReason ?? null, patch.terminal],
+        [
+          id,
+          expected,
+          next,
+          patch.txHash ?? null,
+          patch.failureReason ?? null,
+          patch.terminal,
+          patch.networkFee ?? null,
+          patch.feeCurrency ?? null,
+        ],
       ),
     );
     if (moved.length === 0) return undefined;
