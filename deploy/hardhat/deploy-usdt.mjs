@@ -5,12 +5,10 @@
 // No dependencies, so it runs in the bare node image of the docker compose `hardhat` service.
 import { readFileSync } from 'node:fs';
 
-const rpcUrl = process.argv[2] ?? process.env.CHAIN_EVM_RPC_URL ?? 'http://127.0.0.1:8545';
-const supply = BigInt(process.argv[3] ?? 1_000_000_000n * 10n ** 6n);
 const artifact = JSON.parse(readFileSync(new URL('./TetherStandIn.json', import.meta.url), 'utf8'));
 
 let id = 0;
-async function rpc(method, params = []) {
+async function call(rpcUrl, method, params = []) {
   const res = await fetch(rpcUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -21,7 +19,9 @@ async function rpc(method, params = []) {
   return body.result;
 }
 
-export async function deployUsdt() {
+/** Deploys the stand-in with `supply` base units minted to the node's first account; resolves its address. */
+export async function deployUsdt(rpcUrl, supply = 1_000_000_000n * 10n ** 6n) {
+  const rpc = (method, params) => call(rpcUrl, method, params);
   const [from] = await rpc('eth_accounts');
   const data = artifact.bytecode + supply.toString(16).padStart(64, '0');
   const hash = await rpc('eth_sendTransaction', [{ from, data, gas: '0x300000' }]);
@@ -37,7 +37,8 @@ export async function deployUsdt() {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  deployUsdt().then(
+  const rpcUrl = process.argv[2] ?? process.env.CHAIN_EVM_RPC_URL ?? 'http://127.0.0.1:8545';
+  deployUsdt(rpcUrl, process.argv[3] ? BigInt(process.argv[3]) : undefined).then(
     (address) => console.log(address),
     (err) => {
       console.error(err.message);

@@ -1,6 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { FUNDER, startHardhat, type HardhatNode } from './hardhat';
+import request from 'supertest';
+import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import {
   ASSETS,
   bootWorker,
@@ -26,6 +28,7 @@ let live: Client;
 let sandbox: Client;
 let chainVars: Record<string, string>;
 let worker: NestFastifyApplication | undefined;
+let tenantId: string;
 
 beforeAll(async () => {
   node = await startHardhat();
@@ -39,7 +42,7 @@ beforeAll(async () => {
   };
   h = await startHarness(chainVars, { worker: false });
   worker = await bootWorker(h, chainVars);
-  const tenantId = await createTenant(h.api, 'Chain');
+  tenantId = await createTenant(h.api, 'Chain');
   live = client(h.api, await createKey(h.api, tenantId, { environment: 'live' }));
   sandbox = client(h.api, await createKey(h.api, tenantId));
 }, 90_000);
@@ -265,6 +268,65 @@ describe('withdrawals', () => {
       locked: '0',
     });
   }, 120_000);
+
+  it("a USDT withdrawal is sent from its deposit address with gas topped up by the tenant's gas station", async () => {
+    const w = await liveWallet(ASSETS.USDT);
+    await creditedDeposit(w.walletId, w.address, 500n * USDT, true);
+    const dest = await addressBookEntry(ASSETS.USDT);
+    const station = (
+      await request(h.api.getHttpServer())
+        .get(`/admin/tenants/${tenantId}/gas-station`)
+        .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+        .expect(200)
+    ).body;
+    expect(station).toMatchObject({
+      tenantId,
+      network: 'ethereum',
+      environment: 'live',
+      derivationPath: "m/44'/60'/0'/1/0",
+    });
+    expect(await node.balance(w.address)).toBe(0n);
+
+    // An empty gas station cannot pay: Failed before anything is sent, the hold released.
+    const refused = await withdraw(w.walletId, dest, '10');
+    const failed = await until(
+      () => tx(refused),
+      (t) => TERMINAL.includes(t.status),
+    );
+    expect(failed).toMatchObject({
+      status: 'Failed',
+      failureReason: "The tenant's gas station cannot pay the network fee",
+      txHash: null,
+    });
+    expect(await balanceOf(w.walletId)).toMatchObject({ available: '500', locked: '0' });
+
+    await node.rpc('hardhat_setBalance', [station.address, `0x${ETH.toString(16)}`]);
+    const id = await withdraw(w.walletId, dest, '120.25');
+    const miner = setInterval(() => void node.mine(1).catch(() => undefined), 100);
+    let done: any;
+    try {
+      done = await until(
+        () => tx(id),
+        (t) => TERMINAL.includes(t.status),
+        30_000,
+      );
+    } finally {
+      clearInterval(miner);
+    }
+    expect(done).toMatchObject({
+      status: 'Completed',
+      feeCurrency: 'ETH',
+      networkFee: formatWei(await feeOf(done.txHash)),
+    });
+    expect(await node.tokenBalance(dest)).toBe(120_250_000n);
+    expect(await node.tokenBalance(w.address)).toBe(379_750_000n);
+    expect(await node.balance(station.address)).toBeLessThan(ETH);
+    expect(await ledgerMatches(w.walletId)).toMatchObject({
+      total: '379750000',
+      available: '379750000',
+      locked: '0',
+    });
+  }, 60_000);
 
   it('a transfer that reverts on-chain (receipt status 0) is Failed with failureReason and releases the amount', async () => {
     const w = await liveWallet(ASSETS.USDT);

@@ -53,7 +53,8 @@ export async function startHardhat() {
       String(port),
     ],
     {
-      cwd: HARDHAT_DIR,
+      // Hardhat insists on being resolvable from its working directory ("non-local installation").
+      cwd: join(__dirname, '..'),
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true' },
     },

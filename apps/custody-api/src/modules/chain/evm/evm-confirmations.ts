@@ -20,6 +20,8 @@ import { evmThreshold } from './evm-settings';
 /** A replacement must raise both fee caps by at least 10 % (geth, Hardhat); we bump by 25 %. */
 const BUMP_PERCENT = 125n;
 
+const TRACK_CONCURRENCY = 8;
+
 export const REORGED = 'reorged';
 export const REVERTED = 'Reverted on-chain (receipt status 0)';
 
@@ -65,21 +67,27 @@ export class EvmConfirmations {
   async track(): Promise<void> {
     const { settings, rpc } = this.evm;
     const head = await rpc.head();
-    for (const o of await this.repository.openTransfers(settings.chainId)) {
-      try {
-        if (TERMINAL_STATUSES.includes(o.status as CustodyTransactionStatus)) {
-          await this.repository.setChainState(undefined, o.transactionId, {
-            confirmations: o.confirmations,
-            settled: o.blockHash !== null || o.direction === 'out',
-          });
-        } else if (o.direction === 'in') {
-          await this.trackDeposit(o, head);
-        } else {
-          await this.trackWithdrawal(o, head);
-        }
-      } catch (err) {
-        this.logger.warn({ transactionId: o.transactionId, err: (err as Error).message }, 'tracking failed');
+    const open = await this.repository.openTransfers(settings.chainId);
+    // A few at a time: each is a receipt lookup and at most one short database transaction.
+    for (let i = 0; i < open.length; i += TRACK_CONCURRENCY) {
+      await Promise.all(open.slice(i, i + TRACK_CONCURRENCY).map((o) => this.trackOne(o, head)));
+    }
+  }
+
+  private async trackOne(o: OpenTransfer, head: bigint): Promise<void> {
+    try {
+      if (TERMINAL_STATUSES.includes(o.status as CustodyTransactionStatus)) {
+        await this.repository.setChainState(undefined, o.transactionId, {
+          confirmations: o.confirmations,
+          settled: o.blockHash !== null || o.direction === 'out',
+        });
+      } else if (o.direction === 'in') {
+        await this.trackDeposit(o, head);
+      } else {
+        await this.trackWithdrawal(o, head);
       }
+    } catch (err) {
+      this.logger.warn({ transactionId: o.transactionId, err: (err as Error).message }, 'tracking failed');
     }
   }
 

@@ -1,5 +1,6 @@
 import { SecretBox } from '@tessera/auth';
 import { BIP32Factory } from 'bip32';
+import { computeAddress } from 'ethers';
 import * as ecc from 'tiny-secp256k1';
 import { type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 
@@ -33,3 +34,9 @@ export class EvmKeys {
  */
 export const gasStationPath = (environment: string) =>
   `m/44'/60'/${environment === 'production' ? 0 : 1}'/1/0`;
+
+/** The gas station's address (EIP-55) for an opened seed: what an operator funds with ETH. */
+export function gasStationAddress(seed: Buffer, environment: string): string {
+  const node = bip32.fromSeed(seed).derivePath(gasStationPath(environment));
+  return computeAddress(`0x${Buffer.from(node.publicKey).toString('hex')}`);
+}
