@@ -22,6 +22,19 @@ export interface TransitionMove {
   events: (updated: TransactionRecord) => OutboxEvent[];
 }
 
+/** A deposit found on-chain (amount in base units). */
+export interface NewDeposit {
+  id: string;
+  tenantId: string;
+  vaultId: string;
+  assetId: string;
+  walletId: string;
+  amount: bigint;
+  sourceAddress: string;
+  destinationAddress: string;
+  txHash: string;
+}
+
 export interface TransactionFilters {
   take: number;
   after?: { createdAt: string; id: string };
@@ -135,48 +148,50 @@ export class TransactionsRepository {
   }
 
   /**
-   * A deposit found on-chain, inside the caller's database transaction: the Submitted row, its pending
-   * credit, and transaction.created plus balance.updated in the outbox.
+   * Deposits found on-chain, inside the caller's database transaction and in a fixed number of statements
+   * whatever their count: the Submitted rows, their pending credits (balance rows locked in wallet-id order,
+   * like every other writer), the ledger entries, and transaction.created plus balance.updated in the outbox.
    */
-  async insertDeposit(
+  async insertDeposits(
     manager: EntityManager,
-    d: {
-      id: string;
-      tenantId: string;
-      vaultId: string;
-      assetId: string;
-      walletId: string;
-      amount: bigint;
-      sourceAddress: string;
-      destinationAddress: string;
-      txHash: string;
-    },
+    deposits: NewDeposit[],
     events: (record: TransactionRecord) => OutboxEvent[],
-  ): Promise<TransactionRecord> {
+  ): Promise<TransactionRecord[]> {
+    if (deposits.length === 0) return [];
+    const rows = JSON.stringify(deposits.map((d) => ({ ...d, amount: String(d.amount) })));
     await manager.query(
       `INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
          "wallet_id", "amount", "source_address", "destination_address", "tx_hash", "created_at", "updated_at")
-       VALUES ($1, $2, 'production', 'Deposit', 'Submitted', $3, $4, $5, $6, $7, $8, $9, now(), now())`,
-      [
-        d.id,
-        d.tenantId,
-        d.vaultId,
-        d.assetId,
-        d.walletId,
-        String(d.amount),
-        d.sourceAddress,
-        d.destinationAddress,
-        d.txHash,
-      ],
+       SELECT d."id", d."tenantId", 'production', 'Deposit', 'Submitted', d."vaultId", d."assetId", d."walletId",
+              d."amount"::numeric, d."sourceAddress", d."destinationAddress", d."txHash", now(), now()
+       FROM jsonb_to_recordset($1::jsonb) AS d("id" uuid, "tenantId" uuid, "vaultId" uuid, "assetId" uuid,
+         "walletId" uuid, "amount" text, "sourceAddress" text, "destinationAddress" text, "txHash" text)`,
+      [rows],
     );
-    await applyBalanceDeltas(manager, [
-      { walletId: d.walletId, transactionId: d.id, kind: 'deposit-pending', pending: d.amount },
-    ]);
-    const [record] = (await manager.query(`${RECORD_SELECT} WHERE t."id" = $1`, [
-      d.id,
+    const wallets = [...new Set(deposits.map((d) => d.walletId))].sort();
+    await manager.query(
+      `SELECT 1 FROM "balances" WHERE "wallet_id" = ANY($1::uuid[]) ORDER BY "wallet_id" FOR UPDATE`,
+      [wallets],
+    );
+    await manager.query(
+      `UPDATE "balances" b SET "pending" = b."pending" + s."amount", "updated_at" = now()
+       FROM (SELECT d."walletId", sum(d."amount"::numeric) AS "amount"
+             FROM jsonb_to_recordset($1::jsonb) AS d("walletId" uuid, "amount" text) GROUP BY d."walletId") s
+       WHERE b."wallet_id" = s."walletId"`,
+      [rows],
+    );
+    await manager.query(
+      `INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
+         "pending_delta", "locked_delta")
+       SELECT d."walletId", d."id", 'deposit-pending', 0, 0, d."amount"::numeric, 0
+       FROM jsonb_to_recordset($1::jsonb) AS d("id" uuid, "walletId" uuid, "amount" text)`,
+      [rows],
+    );
+    const records = (await manager.query(`${RECORD_SELECT} WHERE t."id" = ANY($1::uuid[])`, [
+      deposits.map((d) => d.id),
     ])) as TransactionRecord[];
-    await appendToOutbox(manager, events(record));
-    return record;
+    await appendToOutbox(manager, records.flatMap(events));
+    return records;
   }
 
   /** A move applied inside the caller's database transaction (the EVM watcher's moves). */

@@ -69,11 +69,12 @@ export class EvmDepositScanner {
     const watched = await this.repository.watchedAddresses();
     const found = this.deposits(chainId, blocks, logs, watched);
     await this.repository.inTransaction(async (manager) => {
-      for (const d of found) {
-        if (!(await this.repository.claimDeposit(manager, d))) continue;
-        const record = await this.transactions.insertDeposit(
-          manager,
-          {
+      const created = await this.repository.claimDeposits(manager, found);
+      const records = await this.transactions.insertDeposits(
+        manager,
+        found
+          .filter((d) => created.has(d.transactionId))
+          .map((d) => ({
             id: d.transactionId,
             tenantId: d.wallet.tenantId,
             vaultId: d.wallet.vaultId,
@@ -83,27 +84,20 @@ export class EvmDepositScanner {
             sourceAddress: d.fromAddress,
             destinationAddress: d.toAddress,
             txHash: d.txHash,
-          },
-          (r) => [
-            {
-              tenantId: r.tenantId,
-              eventType: 'transaction.created',
-              entityType: 'transaction',
-              entityId: r.id,
-              data: transactionFields(r),
-            },
-            balanceUpdatedEvent(r.tenantId, r.vaultId, r.assetId),
-          ],
-        );
-        this.logger.log(
+          })),
+        (r) => [
           {
-            transactionId: record.id,
-            txHash: d.txHash,
-            block: String(d.blockNumber),
-            asset: d.wallet.assetSymbol,
+            tenantId: r.tenantId,
+            eventType: 'transaction.created',
+            entityType: 'transaction',
+            entityId: r.id,
+            data: transactionFields(r),
           },
-          'deposit detected',
-        );
+          balanceUpdatedEvent(r.tenantId, r.vaultId, r.assetId),
+        ],
+      );
+      for (const r of records) {
+        this.logger.log({ transactionId: r.id, txHash: r.txHash, asset: r.assetSymbol }, 'deposit detected');
       }
       await this.repository.advanceCursor(
         manager,

@@ -263,34 +263,42 @@ export class EvmRepository {
   }
 
   /**
-   * Stores a found deposit's chain row, idempotently: a new transfer inserts (true: the caller creates its
-   * transaction); one already known (a rescan, a restart) inserts nothing; one orphaned by a reorg and found
-   * again gets its new block back (back to waiting for confirmations).
+   * Stores found deposits' chain rows in one statement, idempotently: a new transfer inserts (its id is
+   * returned: the caller creates its transaction); one already known (a rescan, a restart) inserts nothing;
+   * one orphaned by a reorg and found again gets its new block back (back to waiting for confirmations).
    */
-  async claimDeposit(manager: EntityManager, d: NewDeposit): Promise<boolean> {
-    const rows = rowsOf<{ inserted: boolean }>(
+  async claimDeposits(manager: EntityManager, deposits: NewDeposit[]): Promise<Set<string>> {
+    if (deposits.length === 0) return new Set();
+    const rows = rowsOf<{ id: string; inserted: boolean }>(
       await manager.query(
         `INSERT INTO "evm_transfers" ("transaction_id", "chain_id", "direction", "tx_hash", "log_index",
            "from_address", "to_address", "block_number", "block_hash", "confirmations")
-         VALUES ($1, $2, 'in', $3, $4, $5, $6, $7, $8, 1)
+         SELECT d."transactionId", d."chainId", 'in', d."txHash", d."logIndex", d."fromAddress", d."toAddress",
+                d."blockNumber"::bigint, d."blockHash", 1
+         FROM jsonb_to_recordset($1::jsonb) AS d("transactionId" uuid, "chainId" integer, "txHash" text,
+           "logIndex" integer, "fromAddress" text, "toAddress" text, "blockNumber" text, "blockHash" text)
          ON CONFLICT ("chain_id", "tx_hash", "log_index") WHERE "direction" = 'in' AND NOT "reorged"
          DO UPDATE SET "block_number" = EXCLUDED."block_number", "block_hash" = EXCLUDED."block_hash",
            "orphaned_after_credit" = false, "updated_at" = now()
          WHERE "evm_transfers"."block_hash" IS NULL
-         RETURNING ("xmax" = 0) AS "inserted"`,
+         RETURNING "transaction_id" AS "id", ("xmax" = 0) AS "inserted"`,
         [
-          d.transactionId,
-          d.chainId,
-          d.txHash,
-          d.logIndex,
-          d.fromAddress,
-          d.toAddress,
-          String(d.blockNumber),
-          d.blockHash,
+          JSON.stringify(
+            deposits.map((d) => ({
+              transactionId: d.transactionId,
+              chainId: d.chainId,
+              txHash: d.txHash,
+              logIndex: d.logIndex,
+              fromAddress: d.fromAddress,
+              toAddress: d.toAddress,
+              blockNumber: String(d.blockNumber),
+              blockHash: d.blockHash,
+            })),
+          ),
         ],
       ),
     );
-    return rows[0]?.inserted === true;
+    return new Set(rows.filter((r) => r.inserted).map((r) => r.id));
   }
 
   /** Commits a scanned range: its block hashes and the cursor after it (old hashes pruned). */
