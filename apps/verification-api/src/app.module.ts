@@ -9,6 +9,7 @@ import { DocsModule } from './modules/docs/docs.module';
 import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
+import { ResourcesModule } from './modules/resources/resources.module';
 
 @Module({})
 export class AppModule {
@@ -28,6 +29,7 @@ export class AppModule {
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+        ResourcesModule,
         webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
