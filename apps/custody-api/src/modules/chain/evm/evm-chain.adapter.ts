@@ -69,8 +69,10 @@ export class EvmChainAdapter implements ChainAdapter {
 
     let gasLimit: bigint;
     try {
-      // A token transfer gets 20 % headroom over its estimate; a plain transfer costs exactly 21,000.
-      gasLimit = isToken ? ((await this.rpc.estimateGas(call)) * 12n) / 10n : NATIVE_TRANSFER_GAS;
+      // 20 % headroom over the estimate, except for a plain transfer to an account (exactly 21,000); a
+      // destination contract that needs more gas to receive ETH gets its estimate too.
+      const estimate = await this.rpc.estimateGas(call);
+      gasLimit = !isToken && estimate === NATIVE_TRANSFER_GAS ? estimate : (estimate * 12n) / 10n;
     } catch (err) {
       if (err instanceof NodeRejectedError) {
         return { ok: false, reason: `The transfer would revert on-chain: ${err.message}` };
@@ -147,10 +149,10 @@ export class EvmChainAdapter implements ChainAdapter {
   }
 
   /**
-   * Gives `address` the ETH for `needed` wei of gas from the tenant's gas station, in a database transaction
+   * Gives `address` the ETH for `needed` wei of gas from the tenant's gas station (also before a fee bump), in a database transaction
    * of its own (the top-up is on-chain whatever happens to the withdrawal).
    */
-  private async fundGas(
+  async fundGas(
     tenantId: string,
     environment: string,
     address: string,

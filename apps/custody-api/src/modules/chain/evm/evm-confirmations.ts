@@ -193,6 +193,19 @@ export class EvmConfirmations {
     const gasLimit = BigInt(o.gasLimit);
     const isToken = o.assetSymbol !== 'ETH';
     const newHeld = isToken ? null : gasLimit * maxFeePerGas;
+    if (isToken) {
+      // The replacement may cost more gas than the address was given for the original.
+      const funded = await this.evm.adapter.fundGas(
+        sender.tenantId,
+        sender.environment,
+        sender.address,
+        gasLimit * maxFeePerGas,
+      );
+      if (funded === 'unfunded') {
+        this.logger.warn({ transactionId: o.transactionId }, 'gas station cannot pay a fee bump; waiting');
+        return;
+      }
+    }
     this.keys ??= new EvmKeys(settings.masterKey);
     const account = this.keys.account(sender.tenantId, sender.seedSealed, sender.derivationPath);
     const serialized = await account.signTransaction({
