@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { cidrProblem } from '@tessera/auth';
+import { gasStationAddress, gasStationPath } from '../chain/evm/evm-keys';
 import { SANDBOX_ONLY_SCOPES, SCOPES } from './scopes';
 import { TenantsRepository } from './tenants.repository';
 
@@ -121,6 +122,27 @@ export class TenantsService {
         : null;
     this.keyCache.set(apiKey, key, version);
     return key;
+  }
+
+  /**
+   * The tenant's EVM gas station (docs/decisions/0212): the address that pays the gas of its live USDT
+   * withdrawals, for the operator to fund with ETH.
+   */
+  async gasStation(tenantId: string) {
+    const tenant = await this.repository.findTenant(tenantId);
+    if (!tenant?.hdSeedSealed) throw notFound('Tenant not found');
+    const seed = this.openSeed(tenant.id, tenant.hdSeedSealed);
+    try {
+      return {
+        tenantId: tenant.id,
+        network: 'ethereum',
+        environment: 'live',
+        address: gasStationAddress(seed, 'production'),
+        derivationPath: gasStationPath('production'),
+      };
+    } finally {
+      seed.fill(0);
+    }
   }
 
   /** The tenant's BIP32 seed, opened for address derivation. */
