@@ -154,6 +154,7 @@ type StepRow = {
   check_result: {
     uploads: { slot: string; width?: number; durationSeconds?: number; error?: string }[];
     problems: { label: string; item: string }[];
+    reason?: string;
   };
 };
 const stepRows = (a: Applicant) =>
@@ -295,6 +296,22 @@ describe('media and document checks in the worker', () => {
     );
     expect(await checkedCount(a)).toBe(1);
     expect((await stepRows(a))[0]).toMatchObject({ review_answer: 'GREEN', updated_at: selfie.updated_at });
+  });
+
+  it('a HEIC selfie libvips cannot decode goes to an operator, not RED', async () => {
+    const a = await applicant({ externalUserId: 'm-heic' });
+    // An ftyp box of brand heic (what media-store sniffs as image/heic) with no decodable picture in it.
+    const heic = Buffer.concat([
+      Buffer.from([0, 0, 0, 24]),
+      Buffer.from('ftypheic\0\0\0\0mif1heic'),
+      Buffer.alloc(5000),
+    ]);
+    expect((await upload(a, 'selfie', heic)).body.mime).toBe('image/heic');
+    await submit(a, ['selfie']);
+    const { selfie } = await settledSteps(a);
+    expect(selfie).toMatchObject({ review_status: 'awaitingOperatorReview', review_answer: null });
+    expect(selfie.check_result).toMatchObject({ reason: expect.stringContaining('image/heic') });
+    expect(await status(a)).toMatchObject({ status: 'in_review' });
   });
 
   it('without ffprobe the clip is not judged: the inspection throws (the job is retried) instead of UNREADABLE', async () => {
