@@ -42,7 +42,6 @@ export interface PlatformOptions {
 
 /** A Fastify plugin with its options, as `app.register` takes them. */
 export interface HttpPlugin {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   plugin: any;
   options?: Record<string, unknown>;
 }
