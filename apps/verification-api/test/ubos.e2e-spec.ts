@@ -120,6 +120,21 @@ describe('UBO rows', () => {
     await regenerate('co-rows', 99).expect(404);
   });
 
+  it("another product's company answers 403 on every UBO route", async () => {
+    const other = await h.tenant('Other');
+    const calls = [
+      h.http().get('/v1/applicants/co-rows/ubos').set(h.auth(other.key)),
+      h.http().post('/v1/applicants/co-rows/ubos').set(h.auth(other.key)).send(JANE),
+      h.http().patch('/v1/applicants/co-rows/ubos/0').set(h.auth(other.key)).send({ fullName: 'X' }),
+      h.http().delete('/v1/applicants/co-rows/ubos/0').set(h.auth(other.key)),
+      h.http().post('/v1/applicants/co-rows/ubos/0/spawn-kyc').set(h.auth(other.key)).send({}),
+      h.http().post('/v1/applicants/co-rows/ubos/0/regenerate-link').set(h.auth(other.key)).send({}),
+    ];
+    for (const res of await Promise.all(calls)) expect(res.status).toBe(403);
+    const list = await h.http().get('/v1/applicants/co-rows/ubos').set(h.auth(key)).expect(200);
+    expect(list.body.totalItems).toBe(2);
+  });
+
   it('PATCH edits fields and silently ignores the locked ones', async () => {
     const res = await h
       .http()
