@@ -10,7 +10,7 @@ import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
-import { ResourcesModule } from './modules/resources/resources.module';
+import { multipartPlugin, ResourcesModule } from './modules/resources/resources.module';
 import { UbosModule } from './modules/ubos/ubos.module';
 
 @Module({})
@@ -25,6 +25,7 @@ export class AppModule {
           config: env,
           errorShape: 'verification',
           database: { schema: SCHEMA, entities, migrations },
+          httpPlugins: [multipartPlugin(env)],
           ...overrides,
         }),
         AdminModule,
