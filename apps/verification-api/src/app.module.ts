@@ -11,6 +11,7 @@ import { LevelsModule } from './modules/levels/levels.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 import { multipartPlugin, ResourcesModule } from './modules/resources/resources.module';
+import { UbosModule } from './modules/ubos/ubos.module';
 
 @Module({})
 export class AppModule {
@@ -33,6 +34,7 @@ export class AppModule {
         SessionsModule,
         SandboxModule,
         ResourcesModule,
+        UbosModule,
         webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).

@@ -19,6 +19,10 @@ describe('/docs', () => {
         '/v1/applicants/{externalUserId}',
         '/v1/applicants/{externalUserId}/company-info',
         '/v1/applicants/{externalUserId}/company-structure',
+        '/v1/applicants/{externalUserId}/ubos',
+        '/v1/applicants/{externalUserId}/ubos/{uboIndex}',
+        '/v1/applicants/{externalUserId}/ubos/{uboIndex}/spawn-kyc',
+        '/v1/applicants/{externalUserId}/ubos/{uboIndex}/regenerate-link',
         '/v1/applicants/{externalUserId}/verification-sessions',
         '/v1/applicants/{externalUserId}/verifications',
         '/v1/applicants/{externalUserId}/status',
@@ -38,6 +42,17 @@ describe('/docs', () => {
     );
     expect(res.body.components.schemas.ApplicantCreate.required).toEqual(['externalUserId']);
     expect(res.body.components.schemas.StepReview.required).toEqual(['reviewAnswer']);
+    expect(res.body.components.schemas.UboCreate.required).toEqual(
+      expect.arrayContaining(['fullName', 'dateOfBirth', 'ownershipPercent', 'roles']),
+    );
+    expect(Object.keys(res.body.components.schemas.SpawnResult.properties)).toEqual([
+      'uboIndex',
+      'childApplicantId',
+      'childExternalUserId',
+      'alreadyLinked',
+      'sdkLink',
+    ]);
+    expect(res.body.paths['/v1/applicants/{externalUserId}/company-structure'].patch).toBeDefined();
     await h.http().get('/docs/openapi.json').expect(200);
   });
 });

@@ -19,6 +19,10 @@ export const envSchema = baseEnvSchema.extend({
   SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Hosted SDK API calls and page loads per minute per client IP. */
   SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** spawn-kyc calls per credential in a sliding hour (contract: 1000). */
+  VERIFICATION_SPAWN_PER_HOUR: z.coerce.number().int().min(1).default(1000),
+  /** regenerate-link calls per UBO row in a sliding 24 hours (contract: 5). */
+  VERIFICATION_REGENERATE_PER_DAY: z.coerce.number().int().min(1).default(5),
   /** Port of the worker role's /health and /metrics (node dist/worker.js). */
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3011),
   /** Step checks a worker runs at once. */

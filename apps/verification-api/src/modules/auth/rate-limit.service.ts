@@ -66,6 +66,26 @@ export class RateLimitService {
     if (refused) throw new TooManyRequestsException(refused.retryAfterSeconds);
   }
 
+  /** Counts one spawn-kyc call of the credential (sliding hour); throws 429 past the cap. */
+  async spawnKyc(apiKey: string): Promise<void> {
+    const result = await this.limiter.consume(`spawn:${apiKey}`, {
+      limit: this.env.VERIFICATION_SPAWN_PER_HOUR,
+      windowSeconds: 3600,
+      segments: 60,
+    });
+    if (!result.allowed) throw new TooManyRequestsException(result.retryAfterSeconds);
+  }
+
+  /** Counts one regenerate-link call on a UBO row (sliding 24 hours); throws 429 past the cap. */
+  async regenerateLink(uboRowId: string): Promise<void> {
+    const result = await this.limiter.consume(`regen:${uboRowId}`, {
+      limit: this.env.VERIFICATION_REGENERATE_PER_DAY,
+      windowSeconds: 86400,
+      segments: 24,
+    });
+    if (!result.allowed) throw new TooManyRequestsException(result.retryAfterSeconds);
+  }
+
   /** Counts one request of the credential; throws 429 once it is over its limit. */
   async credential(apiKey: string): Promise<void> {
     const retryAfterSeconds = await this.credentials.submit(apiKey);

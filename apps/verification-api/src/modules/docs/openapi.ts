@@ -9,6 +9,7 @@ import {
   sandboxReviewSchema,
 } from '@tessera/contracts';
 import { z } from 'zod';
+import { declarationsSchema, UBO_ROLES, uboCreateSchema, uboPatchSchema } from '../ubos/ubo-schemas';
 
 type Schema = Record<string, unknown>;
 
@@ -49,6 +50,30 @@ const presentationQuery = [
   })),
   { name: 'ttlDays', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 90, default: 7 } },
 ];
+
+const uboIndex = {
+  name: 'uboIndex',
+  in: 'path',
+  required: true,
+  schema: { type: 'integer', minimum: 0 },
+  description: "Zero-based position in the company's ubos[]; never reused (a removed row keeps its index).",
+};
+const linkBody = {
+  type: 'object',
+  properties: {
+    ttlDays: { type: 'integer', minimum: 1, maximum: 90, default: 7 },
+    levelName: {
+      type: 'string',
+      description: "spawn-kyc only: the child's level (default individual level).",
+    },
+    lang: { type: 'string', description: 'ISO-639 code; an invalid value is dropped.' },
+    theme: { type: 'string', enum: ['light', 'dark', 'system'] },
+    returnUrl: { type: 'string', format: 'uri' },
+    successUrl: { type: 'string', format: 'uri' },
+    errorUrl: { type: 'string', format: 'uri' },
+  },
+};
+const sdkLink = obj({ url: str, shortCode: str, expiresAtUtc: ts, token: str });
 
 const partner = (op: Schema) => ({ security: [{ apiKey: [], apiSecret: [], environment: [] }], ...op });
 const operator = (op: Schema) => ({ tags: ['operator'], security: [{ operatorToken: [] }], ...op });
@@ -227,6 +252,39 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           reviewCompleted: bool,
           applicant: ref('Status'),
         }),
+        UboCreate: json(uboCreateSchema),
+        UboPatch: {
+          ...json(uboPatchSchema),
+          description:
+            'Locked fields (linkedApplicantId, source, verificationLinkUrl, verificationLinkExpiresAtUtc) are silently ignored.',
+        },
+        CompanyDeclarations: json(declarationsSchema),
+        UboRow: obj({
+          uboIndex: int,
+          fullName: str,
+          dateOfBirth: strOrNull,
+          ownershipPercent: { type: ['number', 'null'] },
+          roles: { type: 'array', items: { type: 'string', enum: [...UBO_ROLES] } },
+          email: strOrNull,
+          nationality: strOrNull,
+          linkedApplicantId: strOrNull,
+          source: str,
+          verificationLinkUrl: strOrNull,
+          verificationLinkExpiresAtUtc: tsOrNull,
+          identityChangedAfterSpawn: bool,
+          removed: bool,
+          createdAtUtc: ts,
+          updatedAtUtc: ts,
+        }),
+        LinkBody: linkBody,
+        SpawnResult: obj({
+          uboIndex: int,
+          childApplicantId: str,
+          childExternalUserId: str,
+          alreadyLinked: bool,
+          sdkLink,
+        }),
+        RegenerateResult: obj({ uboIndex: int, childApplicantId: str, sdkLink }),
         ReviewHistory: obj({
           items: { type: 'array', items: obj({ atUtc: ts, eventType: str, actorType: str }) },
           totalItems: int,
@@ -298,6 +356,90 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           responses: {
             200: answer('Company structure', ref('CompanyStructure')),
             ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+        patch: partner({
+          tags: ['company'],
+          parameters: [externalUserId],
+          requestBody: body(ref('CompanyDeclarations')),
+          responses: {
+            200: answer('Company structure after the change', ref('CompanyStructure')),
+            ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/ubos': {
+        get: partner({
+          tags: ['company'],
+          parameters: [externalUserId],
+          responses: {
+            200: answer(
+              'Every row, removed ones included, in index order',
+              obj({ items: { type: 'array', items: ref('UboRow') }, totalItems: int }),
+            ),
+            ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+        post: partner({
+          tags: ['company'],
+          parameters: [externalUserId],
+          requestBody: body(ref('UboCreate')),
+          responses: {
+            201: answer('The row with its uboIndex', ref('UboRow')),
+            ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/ubos/{uboIndex}': {
+        get: partner({
+          tags: ['company'],
+          parameters: [externalUserId, uboIndex],
+          responses: { 200: answer('UBO row', ref('UboRow')), ...errors(400, 401, 403, 404, 429) },
+        }),
+        patch: partner({
+          tags: ['company'],
+          parameters: [externalUserId, uboIndex],
+          requestBody: body(ref('UboPatch')),
+          responses: {
+            200: answer(
+              'The row after the edit; identityChangedAfterSpawn is true after a fullName or dateOfBirth edit of a spawned row',
+              ref('UboRow'),
+            ),
+            ...errors(400, 401, 403, 404, 409, 429),
+          },
+        }),
+        delete: partner({
+          tags: ['company'],
+          parameters: [externalUserId, uboIndex],
+          responses: {
+            200: answer('The row, marked removed (its index is never reused)', ref('UboRow')),
+            ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/ubos/{uboIndex}/spawn-kyc': {
+        post: partner({
+          tags: ['company'],
+          parameters: [externalUserId, uboIndex],
+          requestBody: { required: false, content: { 'application/json': { schema: ref('LinkBody') } } },
+          responses: {
+            201: answer('Child applicant created and link minted', ref('SpawnResult')),
+            200: answer('Already linked: the same child, a freshly minted link', ref('SpawnResult')),
+            ...errors(400, 401, 403, 404, 409, 422, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/ubos/{uboIndex}/regenerate-link': {
+        post: partner({
+          tags: ['company'],
+          parameters: [externalUserId, uboIndex],
+          requestBody: { required: false, content: { 'application/json': { schema: ref('LinkBody') } } },
+          responses: {
+            200: answer(
+              "A fresh link; the child's RETRY-rejected or expired steps open again",
+              ref('RegenerateResult'),
+            ),
+            ...errors(400, 401, 403, 404, 409, 422, 429),
           },
         }),
       },

@@ -289,14 +289,18 @@ export class ReviewsRepository {
       [parentId, TERMINAL_STATUSES],
     );
     if (counts.spawned === 0 || counts.open > 0) return;
+    // Guarded (decision 0140): only the completion that sets children_completed_at fires the event, so a
+    // re-review, or a sibling that finished at the same moment, never repeats it.
     const [closed] = await updateReturning<{ updatedAt: Date; levelName: string | null }>(
       manager,
       `UPDATE applicants a
-          SET status = CASE WHEN a.status = 'awaiting_user' THEN 'pending' ELSE a.status END, updated_at = now()
-        WHERE a.id = $1
+          SET status = CASE WHEN a.status = 'awaiting_user' THEN 'pending' ELSE a.status END,
+              children_completed_at = now(), updated_at = now()
+        WHERE a.id = $1 AND a.children_completed_at IS NULL
         RETURNING a.updated_at AS "updatedAt", (SELECT name FROM levels WHERE id = a.level_id) AS "levelName"`,
       [parentId],
     );
+    if (!closed) return;
     await appendToOutbox(manager, [
       {
         tenantId: parent.productId,

@@ -1,6 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { PresentationParams } from '@tessera/contracts';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+
+export interface NewEnrollment {
+  productId: string;
+  applicantId: string;
+  levelId: string;
+  shortCode: string;
+  presentation: PresentationParams;
+  ttlDays: number;
+}
 
 export interface EnrollmentRow {
   id: string;
@@ -22,15 +31,13 @@ export class SessionsRepository {
    * Opens an enrollment (moving the applicant to the level when it was on another one) and records
    * `enrollment.created`, in one transaction.
    */
-  async open(input: {
-    productId: string;
-    applicantId: string;
-    levelId: string;
-    shortCode: string;
-    presentation: PresentationParams;
-    ttlDays: number;
-  }): Promise<{ id: string; expiresAt: Date }> {
-    return this.dataSource.transaction(async (manager) => {
+  open(input: NewEnrollment): Promise<{ id: string; expiresAt: Date }> {
+    return this.dataSource.transaction((manager) => this.openIn(manager, input));
+  }
+
+  /** `open` inside the caller's transaction (spawn-kyc and regenerate-link write the UBO row with it). */
+  async openIn(manager: EntityManager, input: NewEnrollment): Promise<{ id: string; expiresAt: Date }> {
+    {
       await manager.query(
         `UPDATE applicants SET level_id = $2, updated_at = now()
           WHERE id = $1 AND level_id IS DISTINCT FROM $2`,
@@ -84,7 +91,7 @@ export class SessionsRepository {
         ],
       );
       return row;
-    });
+    }
   }
 
   async findByShortCode(shortCode: string): Promise<EnrollmentRow | undefined> {

@@ -3,6 +3,7 @@ import { SecretBox, signSdkToken, verifySdkToken } from '@tessera/auth';
 import type { PresentationParams } from '@tessera/contracts';
 import { AppException, APP_CONFIG, badRequest, notFound, unprocessable } from '@tessera/platform';
 import { randomBytes } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import type { Env } from '../../config/env';
 import { ApplicantsService } from '../applicants/applicants.service';
 import type { LevelEntity } from '../levels/entities/level.entity';
@@ -13,7 +14,7 @@ import { SessionsRepository } from './sessions.repository';
 const SHORT_CODE = /^[A-Za-z0-9_-]{8,32}$/;
 
 /** A deactivated or blocklisted applicant gets no session link (422) until an operator lifts it. */
-function assertCanVerify(applicant: { status: string; blocklisted: boolean }): void {
+export function assertCanVerify(applicant: { status: string; blocklisted: boolean }): void {
   if (applicant.status === 'deactivated') throw unprocessable('Applicant is deactivated');
   if (applicant.blocklisted) throw unprocessable('Applicant is blocklisted');
 }
@@ -102,16 +103,7 @@ export class SessionsService {
     if (enrollment.expiresAt.getTime() <= Date.now() || enrollment.status === 'expired') {
       throw new AppException(410, 'Link expired');
     }
-    const token = signSdkToken(
-      {
-        sub: enrollment.id,
-        aid: enrollment.applicantId,
-        pid: enrollment.productId,
-        iat: Math.floor(Date.now() / 1000),
-        exp: Math.floor(enrollment.expiresAt.getTime() / 1000),
-      },
-      this.tokenKey,
-    );
+    const token = this.signToken(enrollment);
     return {
       token,
       expiresAtUtc: enrollment.expiresAt.toISOString(),
@@ -119,6 +111,50 @@ export class SessionsService {
       levelName: enrollment.levelName,
       presentation: enrollment.presentation,
     };
+  }
+
+  /**
+   * A UBO child's link (Spawn result `sdkLink`), minted inside the caller's transaction: the enrollment
+   * (steps a RETRY or an expiry closed open again), its short-code URL and the signed token it resolves to.
+   */
+  async sdkLinkIn(
+    manager: EntityManager,
+    input: {
+      productId: string;
+      applicantId: string;
+      level: Pick<LevelEntity, 'id'>;
+      presentation: PresentationParams;
+      ttlDays: number;
+    },
+  ) {
+    const shortCode = randomBytes(9).toString('base64url');
+    const enrollment = await this.repository.openIn(manager, {
+      productId: input.productId,
+      applicantId: input.applicantId,
+      levelId: input.level.id,
+      shortCode,
+      presentation: input.presentation,
+      ttlDays: input.ttlDays,
+    });
+    return {
+      url: `${this.baseUrl}/sdk/${shortCode}`,
+      shortCode,
+      expiresAtUtc: enrollment.expiresAt.toISOString(),
+      token: this.signToken({ ...input, id: enrollment.id, expiresAt: enrollment.expiresAt }),
+    };
+  }
+
+  private signToken(e: { id: string; applicantId: string; productId: string; expiresAt: Date }): string {
+    return signSdkToken(
+      {
+        sub: e.id,
+        aid: e.applicantId,
+        pid: e.productId,
+        iat: Math.floor(Date.now() / 1000),
+        exp: Math.floor(e.expiresAt.getTime() / 1000),
+      },
+      this.tokenKey,
+    );
   }
 
   /** For the SDK endpoints to come: the claims of a valid token, or undefined. */

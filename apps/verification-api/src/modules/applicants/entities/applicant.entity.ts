@@ -80,6 +80,13 @@ export class ApplicantEntity {
   @Column('uuid', { name: 'parent_applicant_id', nullable: true })
   parentApplicantId: string | null;
 
+  /**
+   * When `companyChildrenCompleted` went out for this company (decision 0140): the roll-up's guarded UPDATE
+   * (`WHERE children_completed_at IS NULL`) fires it once; spawning a new child opens the round again.
+   */
+  @Column('timestamptz', { name: 'children_completed_at', nullable: true })
+  childrenCompletedAt: Date | null;
+
   @Column('boolean', { name: 'has_no_ubos', default: false })
   hasNoUbos: boolean;
 

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { ApplicantsModule } from '../applicants/applicants.module';
+import { AuthModule } from '../auth/auth.module';
+import { LevelsModule } from '../levels/levels.module';
+import { SessionsModule } from '../sessions/sessions.module';
+import { UbosController } from './ubos.controller';
+import { UbosRepository } from './ubos.repository';
+import { UbosService } from './ubos.service';
+
+@Module({
+  imports: [AuthModule, ApplicantsModule, LevelsModule, SessionsModule],
+  controllers: [UbosController],
+  providers: [UbosRepository, UbosService],
+})
+export class UbosModule {}
