@@ -9,6 +9,8 @@ import { DocsModule } from './modules/docs/docs.module';
 import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
+import { QuestionnairesModule } from './modules/questionnaires/questionnaires.module';
+import { SdkModule } from './modules/sdk/sdk.module';
 
 @Module({})
 export class AppModule {
@@ -28,6 +30,8 @@ export class AppModule {
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+        QuestionnairesModule,
+        SdkModule,
         webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).
