@@ -397,3 +397,33 @@ describe('steps and submission', () => {
     expect(selfie.body).toEqual({ message: 'selfie is incomplete: selfie is missing' });
   });
 });
+
+describe('rate limits', () => {
+  it('429 with Retry-After past the per-token limit, and past the per-IP limit for page loads', async () => {
+    const small = await startHarness({
+      SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: '3',
+      SDK_RATE_LIMIT_PER_IP_PER_MINUTE: '6',
+    });
+    try {
+      const { productId: pid, key: k } = await small.tenant();
+      await small.admin('post', `/products/${pid}/levels`, { ...DOC_LEVEL, name: 'RL' });
+      await small
+        .http()
+        .post('/v1/applicants')
+        .set(small.auth(k))
+        .send({ externalUserId: 'rl', verificationLevelName: 'RL' });
+      const link = await small.http().post('/v1/applicants/rl/verifications').set(small.auth(k)).expect(202);
+      const { token } = (await small.http().get(`/api/v1/sdk/links/${link.body.shortCode}`).expect(200)).body;
+      for (let i = 0; i < 3; i++)
+        await small.http().get('/api/v1/sdk/session').set(bearer(token)).expect(200);
+      const limited = await small.http().get('/api/v1/sdk/session').set(bearer(token)).expect(429);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      // Five calls so far from this IP (the link resolve counts too): one more page load passes, the next is refused.
+      await small.http().get(`/sdk/${link.body.shortCode}`).expect(200);
+      const page = await small.http().get(`/sdk/${link.body.shortCode}`).expect(429);
+      expect(page.headers['retry-after']).toBeDefined();
+    } finally {
+      await small.close();
+    }
+  });
+});
