@@ -228,6 +228,76 @@ describe('POST /api/v1/sdk/personal-info (field lock)', () => {
   });
 });
 
+describe('company levels', () => {
+  it('companyData carries the company keys; a claimed company value (request name country) is locked under its level key', async () => {
+    await h.admin('post', `/products/${productId}/levels`, {
+      name: 'KYB_WEB',
+      applicantType: 'company',
+      steps: [{ kind: 'company_data' }, { kind: 'company_documents' }],
+      companyDataFields: [
+        'companyName',
+        'registrationNumber',
+        'legalForm',
+        'incorporatedOn',
+        'registrationCountry',
+      ],
+      companyRequiredFields: ['companyName', 'registrationCountry', 'incorporatedOn'],
+      companyLegalForms: ['gmbh', 'ag'],
+      companyRequiredDocuments: ['certificate_of_incorporation'],
+    });
+    await h
+      .http()
+      .post('/v1/applicants')
+      .set(h.auth(key))
+      .send({
+        externalUserId: 'co-1',
+        type: 'company',
+        verificationLevelName: 'KYB_WEB',
+        companyName: 'Acme GmbH',
+        country: 'DE',
+      })
+      .expect(201);
+    const link = await h.http().post('/v1/applicants/co-1/verifications').set(h.auth(key)).expect(202);
+    const { token } = (await h.http().get(`/api/v1/sdk/links/${link.body.shortCode}`).expect(200)).body;
+    const res = await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(200);
+    expect(res.body.applicantType).toBe('company');
+    expect(res.body.personalInfo).toEqual({ enabled: [], required: [], values: {}, locked: [] });
+    expect(res.body.companyData).toEqual({
+      enabled: ['companyName', 'registrationNumber', 'legalForm', 'incorporatedOn', 'registrationCountry'],
+      required: ['companyName', 'registrationCountry', 'incorporatedOn'],
+      values: { companyName: 'Acme GmbH', registrationCountry: 'DE' },
+      locked: ['companyName', 'registrationCountry'],
+      legalForms: ['gmbh', 'ag'],
+      requiredDocuments: ['certificate_of_incorporation'],
+      documentsMinRequired: null,
+    });
+    const saved = await h
+      .http()
+      .post('/api/v1/sdk/personal-info')
+      .set(bearer(token))
+      .send({
+        registrationCountry: 'FR',
+        companyName: 'Acme GmbH',
+        incorporatedOn: '2001-02-03',
+        legalForm: 'gmbh',
+        firstName: 'X',
+      })
+      .expect(200);
+    expect(saved.body).toEqual({
+      values: {
+        companyName: 'Acme GmbH',
+        registrationCountry: 'DE',
+        incorporatedOn: '2001-02-03',
+        legalForm: 'gmbh',
+      },
+      lockedFields: ['registrationCountry'],
+    });
+    await h.http().post('/api/v1/sdk/steps/company_data/submit').set(bearer(token)).expect(200);
+    const info = await h.http().get('/v1/applicants/co-1/company-info').set(h.auth(key)).expect(200);
+    expect(info.body).toMatchObject({ incorporationDate: '2001-02-03', legalForm: 'gmbh', country: 'DE' });
+  });
+});
+
 describe('questionnaires', () => {
   it('operator: 201 with the questionnaire, 409 on a repeated id, 400 on bad questions and on a level naming an unknown one', async () => {
     const admin = (path: string) =>
