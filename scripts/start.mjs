@@ -5,28 +5,24 @@
 //
 //   pnpm start                 build, migrate, run
 //   pnpm start -- --no-build   skip the build (dist/ must exist)
-//   TESSERA_PORT_BASE=4000     ports 4001–4004 and 4012 instead of 3001–3004 and 3012
+//   TESSERA_PORT_BASE=4000     ports 4001–4004 and 4012 instead of 3001–3004 and 3012, and its own
+//                              database (tessera_4000) and queue prefix (tessera-4000)
+// Secrets and the operator token live in `.env` (generated on first run; scripts/lib/host-env.mjs).
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hostEnv } from './lib/host-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
-const base = Number(process.env.TESSERA_PORT_BASE ?? 3000);
 const say = (line) => process.stdout.write(`[tessera] ${line}\n`);
 
-const shared = {
-  DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/tessera',
-  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-  QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? 'tessera',
-  // Development values only; a real deployment sets its own (docs/deploy.md).
-  ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? 'dev-admin-token-change-me',
-  SECRETS_MASTER_KEY:
-    process.env.SECRETS_MASTER_KEY ?? Buffer.alloc(32, 'tessera-dev-only').toString('base64'),
-  INTERNAL_SERVICE_TOKEN: process.env.INTERNAL_SERVICE_TOKEN ?? 'dev-internal-service-token',
-  HOST: '127.0.0.1',
-};
+// Database, Redis prefix and secrets of this checkout (scripts/lib/host-env.mjs): `.env`, written on first run.
+const host = hostEnv(root);
+const base = host.base;
+if (host.created)
+  say(`wrote ${host.envFile} with generated secrets (ADMIN_TOKEN and others); delete it for new ones`);
+const shared = { ...host.env, HOST: '127.0.0.1' };
 
 const services = [
   {
@@ -149,6 +145,12 @@ if (results.every(Boolean)) {
   say('all services healthy:');
   for (const s of services)
     say(`  ${s.name.padEnd(20)} http://localhost:${s.port}  (health: /health, metrics: /metrics)`);
+  say(`operator token: ADMIN_TOKEN in ${host.envFile}; demo product, keys and a funded wallet: pnpm seed`);
+  if (base !== 3000) {
+    say(
+      `CLIs for this instance: DATABASE_URL=${shared.DATABASE_URL} QUEUE_PREFIX=${shared.QUEUE_PREFIX} pnpm --filter <app> cli …`,
+    );
+  }
   say('press Ctrl-C to stop');
 } else {
   say(

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { normalizeError, PlatformModule } from '@tessera/platform';
+import { cliFailure, PlatformModule } from '@tessera/platform';
 import { loadEnv } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
@@ -96,7 +96,7 @@ run(process.argv.slice(2)).then(
   },
   (err: Error & { usage?: boolean }) => {
     if (err.usage) process.stderr.write(`${err.message}\n`);
-    else process.stdout.write(`${JSON.stringify(normalizeError(err), null, 2)}\n`);
+    else process.stdout.write(`${JSON.stringify(cliFailure(err), null, 2)}\n`);
     process.exit(1);
   },
 );

@@ -1,4 +1,4 @@
-import { baseEnvSchema, loadConfig } from '@tessera/platform';
+import { baseEnvSchema, envBase64Key32, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
 
 const csv = z.string().transform((v) =>
@@ -9,6 +9,8 @@ const csv = z.string().transform((v) =>
 );
 
 export const envSchema = baseEnvSchema.extend({
+  /** Encrypts secrets and seeds at rest: required by this app (base64 of 32 bytes). */
+  SECRETS_MASTER_KEY: envBase64Key32,
   PORT: z.coerce.number().int().min(0).max(65535).default(3002),
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3012),
   /** Signed requests allowed per API key per minute (contract: 120; the bench raises it). */

@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
-import { normalizeError, PlatformModule } from '@tessera/platform';
+import { cliFailure, PlatformModule } from '@tessera/platform';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { type Env, loadEnv } from '../config/env';
@@ -127,9 +127,7 @@ export async function runCli(
         return { code: 1, output: { message: `Unknown command ${command}`, usage: CLI_USAGE } };
     }
   } catch (err) {
-    const normalized = normalizeError(err);
-    const message = normalized.status === 500 && err instanceof Error ? err.message : normalized.message;
-    return { code: 1, output: { message, status: normalized.status } };
+    return { code: 1, output: cliFailure(err) };
   } finally {
     await app.close();
   }

@@ -1,7 +1,9 @@
-import { baseEnvSchema, loadConfig } from '@tessera/platform';
+import { baseEnvSchema, envBase64Key32, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
 
 export const envSchema = baseEnvSchema.extend({
+  /** Encrypts secrets and seeds at rest: required by this app (base64 of 32 bytes). */
+  SECRETS_MASTER_KEY: envBase64Key32,
   PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:3001'),
   /** Partner requests per minute per credential (DECISIONS: 600). */

@@ -11,9 +11,12 @@ import { TenantsRepository } from './tenants.repository';
 
 export const createTenantSchema = z.object({ name: z.string().trim().min(1).max(200) });
 
+/** `"all"` (or `["all"]`) is the preset for every scope the key's environment may carry. */
+const ALL_SCOPES = 'all';
+
 export const createKeySchema = z.object({
   environment: z.enum(['test', 'live']),
-  scopes: z.array(z.enum(SCOPES)).min(1),
+  scopes: z.union([z.literal(ALL_SCOPES), z.array(z.enum([...SCOPES, ALL_SCOPES])).min(1)]),
   ipAllowList: z.array(z.string().refine((v) => !cidrProblem(v), 'Must be an IP address or CIDR')).optional(),
 });
 
@@ -25,6 +28,13 @@ export interface ActiveKey {
   scopes: string[];
   allowList: IpAllowList;
   secret: string;
+}
+
+/** The preset `all` becomes every scope of the environment (live keys never get the sandbox-only ones). */
+function expandScopes(scopes: string | string[], environment: 'test' | 'live'): string[] {
+  const list = typeof scopes === 'string' ? [scopes] : scopes;
+  if (!list.includes(ALL_SCOPES)) return list;
+  return SCOPES.filter((s) => environment === 'test' || !SANDBOX_ONLY_SCOPES.includes(s));
 }
 
 const KEY_CACHE_MS = 5000;
@@ -55,7 +65,8 @@ export class TenantsService {
   }
 
   async createKey(tenantId: string, input: unknown) {
-    const body = createKeySchema.parse(input ?? {});
+    const parsed = createKeySchema.parse(input ?? {});
+    const body = { ...parsed, scopes: expandScopes(parsed.scopes, parsed.environment) };
     if (!(await this.repository.findTenant(tenantId))) throw notFound('Tenant not found');
     if (body.environment === 'live' && body.scopes.some((s) => SANDBOX_ONLY_SCOPES.includes(s))) {
       throw badRequest('sandbox:write is for test keys only', {
