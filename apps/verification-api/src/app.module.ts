@@ -11,6 +11,7 @@ import { LevelsModule } from './modules/levels/levels.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 import { QuestionnairesModule } from './modules/questionnaires/questionnaires.module';
 import { SdkModule } from './modules/sdk/sdk.module';
+import { ResourcesModule } from './modules/resources/resources.module';
 
 @Module({})
 export class AppModule {
@@ -32,6 +33,7 @@ export class AppModule {
         SessionsModule,
         QuestionnairesModule,
         SdkModule,
+        ResourcesModule,
         webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).

@@ -458,14 +458,6 @@ describe('steps and submission', () => {
     const session2 = await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(200);
     expect(session2.body.enrollmentStatus).toBe('submitted');
   });
-
-  it('a media step is 409 naming the missing upload', async () => {
-    const { token } = await session('media-1', 'DOCS');
-    const doc = await h.http().post('/api/v1/sdk/steps/identity_doc/submit').set(bearer(token)).expect(409);
-    expect(doc.body).toEqual({ message: 'identity_doc is incomplete: document_front is missing' });
-    const selfie = await h.http().post('/api/v1/sdk/steps/selfie/submit').set(bearer(token)).expect(409);
-    expect(selfie.body).toEqual({ message: 'selfie is incomplete: selfie is missing' });
-  });
 });
 
 describe('rate limits', () => {

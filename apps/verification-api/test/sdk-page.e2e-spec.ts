@@ -7,8 +7,10 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { mediaFixture } from '@tessera/testing';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { type Credential, type Harness, startHarness } from './harness';
+import type { Credential, Harness } from './harness';
+import { type MediaHarness, startMediaHarness } from './media';
 
 const SHOTS = join(__dirname, '../../../.tessera/artifacts/sdk-web');
 const CHROMIUM_FLAGS = [
@@ -23,7 +25,11 @@ const CHROMIUM_FLAGS = [
   '--use-fake-ui-for-media-stream',
 ];
 
+// A real browser on a shared 2-core machine: allow a screen flow more than the default 30 s.
+jest.setTimeout(120_000);
+
 let h: Harness;
+let mh: MediaHarness;
 let key: Credential;
 let browser: Browser;
 let origin: string;
@@ -47,7 +53,8 @@ const QUESTIONNAIRE = {
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  h = await startHarness();
+  mh = await startMediaHarness();
+  h = mh.h;
   await h.app.listen(0, '127.0.0.1');
   origin = `http://127.0.0.1:${(h.app.getHttpServer().address() as AddressInfo).port}`;
   let productId: string;
@@ -60,6 +67,19 @@ beforeAll(async () => {
     attachedQuestionnaireId: 'profile',
     personalInfoFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality', 'email'],
     personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality'],
+  });
+  await h.admin('post', `/products/${productId}/levels`, {
+    name: 'WEB_FULL',
+    applicantType: 'individual',
+    steps: [
+      { kind: 'personal_information' },
+      { kind: 'identity_doc' },
+      { kind: 'selfie' },
+      { kind: 'liveness' },
+      { kind: 'aml' },
+    ],
+    personalInfoFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality'],
+    personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth'],
   });
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'WEB_DOCS',
@@ -78,7 +98,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   partner?.close();
-  await h?.close();
+  await mh?.close();
 });
 
 let n = 0;
@@ -126,6 +146,18 @@ async function open(context: BrowserContext, url: string) {
   return { page, response, foreign, csp };
 }
 
+/** A generated document or face: an HTML card rendered and photographed by the browser itself (PNG). */
+async function photo(context: BrowserContext, text: string): Promise<Buffer> {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 480, height: 300 });
+  await page.setContent(
+    `<body style="margin:0"><div style="width:480px;height:300px;background:#e8f0fe;font:24px sans-serif;padding:24px">${text}</div></body>`,
+  );
+  const png = await page.screenshot({ type: 'png' });
+  await page.close();
+  return png;
+}
+
 const shot = (page: Page, name: string) =>
   page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 const heading = (page: Page) => page.locator('h1#screen-title');
@@ -133,7 +165,89 @@ const heading = (page: Page) => page.locator('h1#screen-title');
 const activeId = (page: Page) => page.evaluate<string | undefined>('document.activeElement?.id');
 
 describe('hosted page', () => {
-  it('served with a strict CSP; a claimed field is disabled; the user fills the rest, answers, submits and lands on successUrl', async () => {
+  it('full flow: claimed field disabled, the rest filled, document front and back, selfie, recorded clip, submit, successUrl', async () => {
+    const { url, externalUserId } = await link(
+      'WEB_FULL',
+      { successUrl: `${partnerOrigin}/kyc/done`, returnUrl: `${partnerOrigin}/kyc/back` },
+      { lastName: 'Turing' },
+    );
+    const context = await browser.newContext({ locale: 'en-GB', colorScheme: 'light' });
+    const { page, foreign, csp } = await open(context, url);
+    await page.getByRole('button', { name: 'Start' }).click();
+
+    await page.getByText('Step 1 of 4').waitFor();
+    await expect(page.getByLabel('Last name').isDisabled()).resolves.toBe(true);
+    await page.getByLabel('First name').fill('Alan');
+    await page.getByLabel('Date of birth').fill('1912-06-23');
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByText('Step 2 of 4').waitFor();
+    await page.getByLabel('ID card').check();
+    await page.locator('#doc-front-file').setInputFiles({
+      name: 'front.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'IDENTITY CARD · TURING · front'),
+    });
+    await page.locator('#doc-front-status', { hasText: 'Uploaded' }).waitFor();
+    await page.locator('#doc-back-file').setInputFiles({
+      name: 'back.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'IDENTITY CARD · back · MRZ <<<'),
+    });
+    await page.locator('#doc-back-status', { hasText: 'Uploaded' }).waitFor();
+    await expect(page.locator('img.preview').count()).resolves.toBe(2);
+    await shot(page, '11-identity-document-uploaded');
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByText('Step 3 of 4').waitFor();
+    await expect(page.locator('input[type=file][capture=user]').count()).resolves.toBe(1);
+    await page.locator('#selfie-file').setInputFiles({
+      name: 'selfie.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, '🙂 selfie'),
+    });
+    await page.locator('#selfie-status', { hasText: 'Uploaded' }).waitFor();
+    await shot(page, '12-selfie');
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    // Liveness: the fake camera records a real WebM clip through MediaRecorder.
+    await page.getByText('Step 4 of 4').waitFor();
+    await page.getByRole('button', { name: 'Start the camera' }).click();
+    await page.getByRole('button', { name: 'Record 3 seconds' }).click();
+    await page.getByText('✓ Uploaded').waitFor({ timeout: 15_000 });
+    await shot(page, '13-liveness');
+    await page.getByRole('button', { name: 'Submit' }).click();
+
+    await page.waitForURL(`${partnerOrigin}/kyc/done`);
+    expect(foreign).toEqual([]);
+    expect(csp).toEqual([]);
+    const steps = await h.http().get(`/v1/applicants/${externalUserId}/steps`).set(h.auth(key)).expect(200);
+    expect(
+      steps.body.steps.map((st: { kind: string; reviewStatus: string }) => st.reviewStatus),
+    ).not.toContain('pending');
+    const resources = await h
+      .http()
+      .get(`/v1/applicants/${externalUserId}/resources`)
+      .set(h.auth(key))
+      .expect(200);
+    expect(
+      resources.body.items
+        .map((r: { slot: string; mime: string; documentType?: string }) => [
+          r.slot,
+          r.mime,
+          r.documentType ?? null,
+        ])
+        .sort(),
+    ).toEqual([
+      ['document_back', 'image/png', 'id_card'],
+      ['document_front', 'image/png', 'id_card'],
+      ['liveness_video', 'video/webm', null],
+      ['selfie', 'image/png', null],
+    ]);
+    await context.close();
+  });
+
+  it('served with a strict CSP; a claimed field is disabled; a required one is announced; questionnaire; submit lands on successUrl', async () => {
     const { url, externalUserId } = await link(
       'WEB_FORMS',
       { successUrl: `${partnerOrigin}/kyc/success`, errorUrl: `${partnerOrigin}/kyc/error` },
@@ -201,7 +315,7 @@ describe('hosted page', () => {
     const { page } = await open(context, url);
     await expect(heading(page).textContent()).resolves.toBe('Bestätigen Sie Ihre Identität');
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('de');
-    await expect(page.locator('html').getAttribute('data-theme')).resolves.toBe('dark');
+    await page.locator("html[data-theme='dark']").waitFor({ state: 'attached' });
     const background = () => page.evaluate<string>('getComputedStyle(document.body).backgroundColor');
     await expect(background()).resolves.toBe('rgb(15, 17, 21)');
     await shot(page, '05-welcome-de-dark');
@@ -213,8 +327,8 @@ describe('hosted page', () => {
     await page.getByLabel('Sprache').selectOption('fr');
     await page.getByText('Étape 1 sur 2').waitFor();
     await page.getByLabel('Thème').selectOption('light');
-    await expect(page.locator('html').getAttribute('data-theme')).resolves.toBe('light');
-    await expect(background()).resolves.toBe('rgb(245, 246, 248)');
+    await page.locator("html[data-theme='light']").waitFor({ state: 'attached' });
+    await page.waitForFunction("getComputedStyle(document.body).backgroundColor === 'rgb(245, 246, 248)'");
     await context.close();
   });
 
@@ -223,7 +337,7 @@ describe('hosted page', () => {
     const context = await browser.newContext({ locale: 'ru-RU', colorScheme: 'dark' });
     const { page } = await open(context, url);
     await expect(heading(page).textContent()).resolves.toBe('Подтвердите свою личность');
-    await expect(page.locator('html').getAttribute('data-theme')).resolves.toBe('dark');
+    await page.locator("html[data-theme='dark']").waitFor({ state: 'attached' });
     await context.close();
     const other = await browser.newContext({ locale: 'ja-JP', colorScheme: 'light' });
     const second = await open(other, url);
@@ -291,6 +405,49 @@ describe('hosted page', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await expect(page.locator('#screen-error').textContent()).resolves.toBe('Please add: Front side.');
     await context.close();
+  });
+
+  it('API: a media step is 409 naming the missing upload until the uploads are in (two-sided document needs its back)', async () => {
+    const { externalUserId } = await link('WEB_DOCS');
+    const enrollment = await h
+      .http()
+      .post(`/v1/applicants/${externalUserId}/verifications`)
+      .set(h.auth(key))
+      .expect(202);
+    const { token } = (await h.http().get(`/api/v1/sdk/links/${enrollment.body.shortCode}`).expect(200)).body;
+    const auth = { authorization: `Bearer ${token}` };
+    const submit = (kind: string) => h.http().post(`/api/v1/sdk/steps/${kind}/submit`).set(auth);
+    const send = (slot: string, file: string, fields: Record<string, string> = {}) => {
+      const req = h.http().post(`/api/v1/sdk/uploads/${slot}`).set(auth);
+      for (const [name, value] of Object.entries(fields)) void req.field(name, value);
+      return req.attach('file', mediaFixture(file), file).expect(201);
+    };
+    expect((await submit('identity_doc').expect(409)).body).toEqual({
+      message: 'identity_doc is incomplete: document_front is missing',
+    });
+    await send('document_front', 'tiny.jpg', { documentType: 'driving_licence' });
+    expect((await submit('identity_doc').expect(409)).body).toEqual({
+      message: 'identity_doc is incomplete: document_back is missing',
+    });
+    await send('document_back', 'tiny.png', { documentType: 'driving_licence' });
+    await submit('identity_doc').expect(200);
+    expect((await submit('selfie').expect(409)).body).toEqual({
+      message: 'selfie is incomplete: selfie is missing',
+    });
+    await send('selfie', 'tiny.webp');
+    await submit('selfie').expect(200);
+    expect((await submit('liveness').expect(409)).body).toEqual({
+      message: 'liveness is incomplete: liveness_video is missing',
+    });
+    await send('liveness_video', 'tiny.mp4');
+    await submit('liveness').expect(200);
+    await submit('liveness').expect(200);
+    const done = await h.http().post('/api/v1/sdk/submit').set(auth).expect(202);
+    expect(done.body.steps.map((st: { reviewStatus: string }) => st.reviewStatus)).toEqual([
+      'submitted',
+      'submitted',
+      'submitted',
+    ]);
   });
 
   it('the assets carry the CSP and are cached as immutable; nothing outside the build is reachable', async () => {

@@ -6,3 +6,4 @@ export * from './webhooks';
 export * from './custody';
 export * from './verification';
 export * from './sdk';
+export * from './media';

@@ -19,6 +19,16 @@ export const envSchema = baseEnvSchema.extend({
   SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Hosted SDK API calls and page loads per minute per client IP. */
   SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** media-store's internal HTTP API (bytes of resources); metadata goes over Redis RPC. */
+  MEDIA_STORE_URL: z.string().url().default('http://127.0.0.1:3004'),
+  /** Bearer token for media-store's internal API (the same value media-store is given). */
+  INTERNAL_SERVICE_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Hard cap on one SDK upload before media-store's per-kind limits (which answer 413 first). */
+  MEDIA_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(100 * 1024 * 1024),
   ROW_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60000).default(5000),
 });
 

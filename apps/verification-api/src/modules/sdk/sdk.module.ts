@@ -1,23 +1,28 @@
 import { Module } from '@nestjs/common';
 import { QuestionnairesModule } from '../questionnaires/questionnaires.module';
+import { ResourcesModule } from '../resources/resources.module';
+import { ResourcesService } from '../resources/resources.service';
 import { SessionsModule } from '../sessions/sessions.module';
-import { SDK_MEDIA_SOURCE } from './sdk-media';
+import { SDK_MEDIA_SOURCE, type SdkMediaSource } from './sdk-media';
 import { SdkPageController } from './sdk-page.controller';
 import { SdkPageService } from './sdk-page.service';
 import { SdkController } from './sdk.controller';
 import { SdkRepository } from './sdk.repository';
 import { SdkService } from './sdk.service';
-import type { ResourceSummary } from './step-requirements';
 
-/**
- * No upload store is wired into this build yet (uploads belong to the media issue), so no step that needs a
- * document can be submitted: every media step answers 409 naming its missing upload.
- */
-const noUploads = { listForEnrollment: async (): Promise<ResourceSummary[]> => [] };
+/** The step-submit presence checks read the enrollment's active uploads from the resources module. */
+const mediaSource = {
+  provide: SDK_MEDIA_SOURCE,
+  inject: [ResourcesService],
+  useFactory: (resources: ResourcesService): SdkMediaSource => ({
+    listForEnrollment: (productId, applicantId, enrollmentId) =>
+      resources.listForEnrollment(productId, applicantId, enrollmentId, { activeOnly: true }),
+  }),
+};
 
 @Module({
-  imports: [SessionsModule, QuestionnairesModule],
+  imports: [SessionsModule, QuestionnairesModule, ResourcesModule],
   controllers: [SdkController, SdkPageController],
-  providers: [SdkRepository, SdkService, SdkPageService, { provide: SDK_MEDIA_SOURCE, useValue: noUploads }],
+  providers: [SdkRepository, SdkService, SdkPageService, mediaSource],
 })
 export class SdkModule {}
