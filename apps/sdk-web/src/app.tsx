@@ -201,6 +201,7 @@ export function App() {
             kind={step.kind}
             session={session!}
             last={phase.index === screens.length - 1}
+            done={DONE_STATES.has(step.reviewStatus)}
             onDone={() => {
               markDone(step.kind);
               return next(phase.index);
@@ -319,12 +320,14 @@ interface StepProps {
   kind: string;
   session: Session;
   last: boolean;
+  /** Already submitted (the user came back): the stored uploads count, nothing needs adding again. */
+  done: boolean;
   onDone: () => Promise<void>;
   onFatal: (error: unknown) => void;
 }
 
 /** One step's screen: collects its data, then submits the step (409 names what is missing). */
-function StepScreen({ t, lang, kind, session, last, onDone, onFatal }: StepProps) {
+function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: StepProps) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const [uploads, setUploads] = useState<Record<string, Resource>>({});
@@ -336,7 +339,8 @@ function StepScreen({ t, lang, kind, session, last, onDone, onFatal }: StepProps
     setError(undefined);
     try {
       await work();
-      await submitStep(kind);
+      // A step submitted earlier may already be under check: it is not submitted twice.
+      if (!done) await submitStep(kind);
       await onDone();
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) onFatal(e);
@@ -360,7 +364,7 @@ function StepScreen({ t, lang, kind, session, last, onDone, onFatal }: StepProps
   const needs = (keys: string[]) => keys.find((k) => !uploads[k]);
   const continueUploads = (keys: string[], names: Record<string, string>) => (event: Event) => {
     event.preventDefault();
-    const missing = needs(keys);
+    const missing = done ? undefined : needs(keys);
     if (missing) setError(t('missingItem', { item: names[missing] }));
     else void run(async () => undefined);
   };
