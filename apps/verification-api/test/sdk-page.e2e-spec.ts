@@ -369,6 +369,32 @@ describe('hosted page', () => {
     await context.close();
   });
 
+  it('a final reject goes to errorUrl, else returnUrl, else the rejected screen', async () => {
+    const reject = (externalUserId: string) =>
+      h.sql(
+        "UPDATE applicants SET status = 'rejected', review_answer = 'RED', review_reject_type = 'FINAL' WHERE external_user_id = $1",
+        [externalUserId],
+      );
+    const context = await browser.newContext({ locale: 'en-US' });
+    const withError = await link('WEB_FORMS', {
+      errorUrl: `${partnerOrigin}/kyc/error`,
+      returnUrl: `${partnerOrigin}/kyc/back`,
+    });
+    await reject(withError.externalUserId);
+    const first = await open(context, withError.url);
+    await first.page.waitForURL(`${partnerOrigin}/kyc/error`);
+    const withReturn = await link('WEB_FORMS', { returnUrl: `${partnerOrigin}/kyc/back` });
+    await reject(withReturn.externalUserId);
+    const second = await open(context, withReturn.url);
+    await second.page.waitForURL(`${partnerOrigin}/kyc/back`);
+    const bare = await link('WEB_FORMS');
+    await reject(bare.externalUserId);
+    const third = await open(context, bare.url);
+    await expect(heading(third.page).textContent()).resolves.toBe('Verification not possible');
+    await shot(third.page, '14-rejected');
+    await context.close();
+  });
+
   it('an expired link and an unknown link show clear pages', async () => {
     const { url, enrollmentId } = await link('WEB_FORMS');
     await h.sql("UPDATE enrollments SET expires_at = now() - interval '1 second' WHERE id = $1", [
