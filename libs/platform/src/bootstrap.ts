@@ -4,7 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { Logger } from 'nestjs-pino';
-import { bindRequestLogger, logRequests, requestIdFor } from './logging';
+import { bindRequestLogger, logRequests, NestLogger, requestIdFor } from './logging';
 import { MetricsService } from './metrics';
 import { rpcServerOptions } from './rpc';
 import { PLATFORM_OPTIONS, ROOT_LOGGER, type PlatformOptions } from './tokens';
@@ -30,7 +30,7 @@ export function createFastifyAdapter(
  */
 export async function configureApp(app: NestFastifyApplication, opts: { rpc?: boolean } = {}): Promise<void> {
   const platform = app.get<PlatformOptions>(PLATFORM_OPTIONS);
-  app.useLogger(app.get(Logger));
+  app.useLogger(new NestLogger(app.get(Logger)));
   app.flushLogs();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   fastify.addHook('onRequest', (request, reply, done) => {
