@@ -1,5 +1,5 @@
 import { SecretBox, signSdkToken } from '@tessera/auth';
-import { TEST_ADMIN_TOKEN, TEST_MASTER_KEY } from '@tessera/testing';
+import { LogCapture, TEST_ADMIN_TOKEN, TEST_MASTER_KEY } from '@tessera/testing';
 import { type Credential, type Harness, startHarness } from './harness';
 
 let h: Harness;
@@ -461,11 +461,17 @@ describe('steps and submission', () => {
 });
 
 describe('rate limits', () => {
-  it('429 with Retry-After past the per-token limit, and past the per-IP limit for page loads', async () => {
-    const small = await startHarness({
-      SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: '3',
-      SDK_RATE_LIMIT_PER_IP_PER_MINUTE: '6',
-    });
+  it('429 with Retry-After past the per-token limit, and past the per-IP limit for page loads; the token is never logged', async () => {
+    const logs = new LogCapture();
+    const small = await startHarness(
+      {
+        LOG_LEVEL: 'debug',
+        LOG_REQUESTS: 'true',
+        SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: '3',
+        SDK_RATE_LIMIT_PER_IP_PER_MINUTE: '6',
+      },
+      { logDestination: logs },
+    );
     try {
       const { productId: pid, key: k } = await small.tenant();
       await small.admin('post', `/products/${pid}/levels`, { ...DOC_LEVEL, name: 'RL' });
@@ -484,6 +490,10 @@ describe('rate limits', () => {
       await small.http().get(`/sdk/${link.body.shortCode}`).expect(200);
       const page = await small.http().get(`/sdk/${link.body.shortCode}`).expect(429);
       expect(page.headers['retry-after']).toBeDefined();
+      // Every call above was logged (request lines included); the token, and its signature, never.
+      expect(logs.text).toContain('/api/v1/sdk/session');
+      expect(logs.text).not.toContain(token);
+      expect(logs.text).not.toContain(token.split('.')[2]);
     } finally {
       await small.close();
     }
