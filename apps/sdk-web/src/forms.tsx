@@ -37,6 +37,17 @@ const LEGAL_FORM_CATALOGUE = [
   'other',
 ];
 
+const LEGAL_FORM_LABELS: Record<string, string> = {
+  llc: 'LLC',
+  ltd: 'Ltd',
+  plc: 'PLC',
+  gmbh: 'GmbH',
+  ag: 'AG',
+  sa: 'SA',
+  sarl: 'SARL',
+  bv: 'BV',
+};
+
 export const readable = (value: string) => value.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 
 /** The error region of a screen: announced by screen readers as soon as it changes. */
@@ -134,7 +145,7 @@ export function FieldsForm({
           <option value="">{t('selectPlaceholder')}</option>
           {all.map((o) => (
             <option key={o} value={o}>
-              {readable(o)}
+              {LEGAL_FORM_LABELS[o.toLowerCase()] ?? readable(o)}
             </option>
           ))}
         </select>

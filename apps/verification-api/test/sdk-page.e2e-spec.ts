@@ -82,6 +82,15 @@ beforeAll(async () => {
     personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth'],
   });
   await h.admin('post', `/products/${productId}/levels`, {
+    name: 'WEB_KYB',
+    applicantType: 'company',
+    steps: [{ kind: 'company_data' }, { kind: 'company_documents' }],
+    companyDataFields: ['companyName', 'legalForm', 'incorporatedOn', 'registrationCountry'],
+    companyRequiredFields: ['companyName', 'legalForm', 'registrationCountry'],
+    companyLegalForms: ['gmbh', 'ag'],
+    companyRequiredDocuments: ['certificate_of_incorporation'],
+  });
+  await h.admin('post', `/products/${productId}/levels`, {
     name: 'WEB_DOCS',
     applicantType: 'individual',
     steps: [{ kind: 'identity_doc' }, { kind: 'selfie' }, { kind: 'liveness' }],
@@ -366,6 +375,48 @@ describe('hosted page', () => {
     // A reload of a submitted link lands on the terminal screen again.
     await page.reload();
     await page.getByText('Thank you!').waitFor();
+    await context.close();
+  });
+
+  it('company: claimed company name disabled, legal form from the level, the required document uploaded as PDF', async () => {
+    const { url, externalUserId } = await link('WEB_KYB', {}, { type: 'company', companyName: 'Acme GmbH' });
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    await expect(heading(page).textContent()).resolves.toBe('Verify your company');
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByText('Step 1 of 2').waitFor();
+    await expect(page.getByLabel('Company name').isDisabled()).resolves.toBe(true);
+    await expect(page.locator('#field-legalForm option').allTextContents()).resolves.toEqual([
+      'Select…',
+      'GmbH',
+      'AG',
+    ]);
+    await page.getByLabel('Legal form').selectOption('gmbh');
+    await page.getByLabel('Country of registration').selectOption('DE');
+    await page.getByLabel('Date of incorporation').fill('2001-02-03');
+    await shot(page, '15-company-data');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Step 2 of 2').waitFor();
+    await page.locator('#company-certificate_of_incorporation-file').setInputFiles({
+      name: 'certificate.pdf',
+      mimeType: 'application/pdf',
+      buffer: mediaFixture('tiny.pdf'),
+    });
+    await page.locator('#company-certificate_of_incorporation-status', { hasText: 'Uploaded' }).waitFor();
+    await shot(page, '16-company-documents');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByText('Thank you!').waitFor();
+    const info = await h
+      .http()
+      .get(`/v1/applicants/${externalUserId}/company-info`)
+      .set(h.auth(key))
+      .expect(200);
+    expect(info.body).toMatchObject({
+      companyName: 'Acme GmbH',
+      legalForm: 'gmbh',
+      country: 'DE',
+      incorporationDate: '2001-02-03',
+    });
     await context.close();
   });
 
