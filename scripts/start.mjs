@@ -1,17 +1,17 @@
 #!/usr/bin/env node
 // Host mode: runs the whole system without Docker. Makes sure Postgres and Redis are up (the same
-// bootstrap as the test command), builds, migrates, starts every app and the custody worker with logs
+// bootstrap as the test command), builds, migrates, starts every app and both workers with logs
 // prefixed by service, prints each URL once healthy, and stops everything cleanly on Ctrl-C (SIGINT/SIGTERM).
 //
 //   pnpm start                 build, migrate, run
 //   pnpm start -- --no-build   skip the build (dist/ must exist)
-//   TESSERA_PORT_BASE=4000     ports 4001–4004 and 4012 instead of 3001–3004 and 3012, and its own
+//   TESSERA_PORT_BASE=4000     ports 4001–4004, 4011 and 4012 instead of 3001–3004, 3011 and 3012, and its own
 //                              database (tessera_4000) and queue prefix (tessera-4000)
 // Secrets and the operator token live in `.env` (generated on first run; scripts/lib/host-env.mjs).
 import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hostEnv } from './lib/host-env.mjs';
+import { hostEnv, localTls } from './lib/host-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
@@ -31,6 +31,13 @@ const services = [
     port: base + 1,
     env: { PUBLIC_BASE_URL: `http://localhost:${base + 1}` },
   },
+  {
+    name: 'verification-worker',
+    entry: 'apps/verification-api/dist/worker.js',
+    port: base + 11,
+    portVar: 'WORKER_PORT',
+    env: { PUBLIC_BASE_URL: `http://localhost:${base + 1}` },
+  },
   { name: 'custody-api', entry: 'apps/custody-api/dist/main.js', port: base + 2 },
   {
     name: 'custody-worker',
@@ -38,16 +45,26 @@ const services = [
     port: base + 12,
     portVar: 'WORKER_PORT',
   },
-  { name: 'webhook-dispatcher', entry: 'apps/webhook-dispatcher/dist/main.js', port: base + 3 },
+  {
+    name: 'webhook-dispatcher',
+    entry: 'apps/webhook-dispatcher/dist/main.js',
+    port: base + 3,
+    // Host mode only: deliveries may reach `pnpm webhooks:listen` on loopback, over its local certificate.
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32,::1/128', WEBHOOK_CA_FILE: localTls(root).certFile },
+  },
   {
     name: 'media-store',
     entry: 'apps/media-store/dist/main.js',
     port: base + 4,
-    env: { MEDIA_STORAGE: 'fs', MEDIA_FS_ROOT: join(root, '.tessera/media') },
+    // Local disk by default; MEDIA_STORAGE=s3 with the S3_* settings in your shell switches to S3 or MinIO.
+    env: {
+      MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? 'fs',
+      MEDIA_FS_ROOT: process.env.MEDIA_FS_ROOT ?? join(root, '.tessera/media'),
+    },
   },
 ];
 for (const s of services)
-  if (s.name === 'verification-api') s.env.MEDIA_STORE_URL = `http://127.0.0.1:${base + 4}`;
+  if (s.name.startsWith('verification-')) s.env.MEDIA_STORE_URL = `http://127.0.0.1:${base + 4}`;
 
 function run(command, commandArgs, extraEnv = {}) {
   const result = spawnSync(command, commandArgs, {

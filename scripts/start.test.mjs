@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const base = 4700 + Math.floor(Math.random() * 200);
-const ports = [base + 1, base + 2, base + 3, base + 4, base + 12];
+const ports = [base + 1, base + 2, base + 3, base + 4, base + 11, base + 12];
 
 async function status(port) {
   try {
@@ -47,6 +47,7 @@ test(
     for (const port of ports) assert.equal(await status(port), 200, `port ${port}`);
     for (const name of [
       'verification-api',
+      'verification-worker',
       'custody-api',
       'custody-worker',
       'webhook-dispatcher',
@@ -89,4 +90,46 @@ async function quickStart() {
   assert.deepEqual(levels.items.map((l) => l.name).sort(), ['BASIC_KYB', 'BASIC_KYC']);
   assert.equal(balance.available, '10');
   assert.equal(balance.assetSymbol, 'ETH');
+  await listenForTestEvent(env, exported);
+}
+
+/** `pnpm webhooks:listen` registers itself, then receives and verifies the custody `webhook.test` event. */
+async function listenForTestEvent(env, exported) {
+  const listener = spawn('node', ['scripts/webhooks-listen.mjs', '--api', 'custody', '--port', '0'], {
+    cwd: root,
+    env: { ...env, ...exported },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  listener.stdout.on('data', (d) => (out += d));
+  listener.stderr.on('data', (d) => (out += d));
+  try {
+    await until(
+      () => out.includes('[listen] ready'),
+      () => out,
+    );
+    const { signRequest } = await import(join(root, 'libs/auth/dist/index.js'));
+    const path = '/webhooks/outbound/test';
+    const headers = signRequest(exported.TESSERA_CUSTODY_KEY, exported.TESSERA_CUSTODY_SECRET, {
+      method: 'POST',
+      pathWithQuery: path,
+      body: '',
+    });
+    const res = await fetch(`${exported.TESSERA_CUSTODY_URL}${path}`, { method: 'POST', headers });
+    assert.ok(res.ok, `POST ${path} answered ${res.status}`);
+    await until(
+      () => /webhook\.test\s+\S*\s+signature ok/.test(out),
+      () => out,
+    );
+  } finally {
+    listener.kill('SIGINT');
+  }
+}
+
+async function until(check, describe, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    assert.ok(Date.now() < deadline, `timed out; output so far:\n${describe()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

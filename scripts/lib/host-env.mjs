@@ -7,8 +7,9 @@
 // - The process environment wins over `.env`, and `.env` wins over the derived defaults.
 // - TESSERA_PORT_BASE (default 3000) moves every port, and a non-default base also gets its own database
 //   (`tessera_<base>`) and queue prefix (`tessera-<base>`), so two checkouts on one machine never share state.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 
@@ -83,4 +84,37 @@ export function hostEnv(root, { processEnv = process.env, write = true } = {}) {
   };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   return { env, base, envFile, created };
+}
+
+/**
+ * The TLS certificate of local webhook receivers (`pnpm webhooks:listen`): self-signed for localhost and
+ * 127.0.0.1, made once with openssl under `.tessera/localhost-tls/`. In host mode the dispatcher trusts it
+ * (WEBHOOK_CA_FILE) on top of the public roots, and may deliver to loopback (WEBHOOK_ALLOW_PRIVATE_TARGETS).
+ */
+export function localTls(root) {
+  const dir = join(root, '.tessera/localhost-tls');
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  if (!existsSync(certFile) || !existsSync(keyFile)) {
+    mkdirSync(dir, { recursive: true });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-sha256',
+        '-days',
+        '825',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+      ].concat(['-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1']),
+      { stdio: 'ignore' },
+    );
+  }
+  return { certFile, keyFile };
 }

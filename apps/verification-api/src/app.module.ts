@@ -8,6 +8,7 @@ import { AdminModule } from './modules/admin/admin.module';
 import { DocsModule } from './modules/docs/docs.module';
 import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
+import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 import { QuestionnairesModule } from './modules/questionnaires/questionnaires.module';
 import { SdkModule } from './modules/sdk/sdk.module';
@@ -33,6 +34,7 @@ export class AppModule {
         SessionsModule,
         QuestionnairesModule,
         SdkModule,
+        SandboxModule,
         ResourcesModule,
         webhooksModule(),
         DocsModule,

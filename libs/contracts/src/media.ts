@@ -31,13 +31,15 @@ export const MEDIA_MIME_KINDS: Record<string, MediaKind> = {
   'image/jpeg': 'image',
   'image/png': 'image',
   'image/heic': 'image',
+  // HEIC photos whose major brand is the generic `mif1` (many Android cameras) sniff as image/heif.
+  'image/heif': 'image',
   'image/webp': 'image',
   'application/pdf': 'pdf',
   'video/webm': 'video',
   'video/mp4': 'video',
 };
 
-const IMAGE_MIMES = ['image/jpeg', 'image/png', 'image/heic', 'image/webp'];
+const IMAGE_MIMES = ['image/jpeg', 'image/png', 'image/heic', 'image/heif', 'image/webp'];
 
 /** DECISIONS "Hosted SDK API": what the magic bytes of an upload may be, per slot. */
 export const SLOT_ALLOWED_MIMES: Record<MediaSlot, readonly string[]> = {

@@ -9,3 +9,4 @@ export * from './service-suite';
 export * from './dispatcher-process';
 export * from './certificate';
 export * from './media-store-process';
+export * from './service-process';

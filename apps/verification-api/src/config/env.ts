@@ -19,6 +19,16 @@ export const envSchema = baseEnvSchema.extend({
   SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Hosted SDK API calls and page loads per minute per client IP. */
   SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Port of the worker role's /health and /metrics (node dist/worker.js). */
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3011),
+  /** Step checks a worker runs at once. */
+  CHECKS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  /** Backstop poll of the worker's submitted-step sweep (a NOTIFY wakes it at once). */
+  CHECKS_POLL_MS: z.coerce.number().int().min(50).max(60000).default(2000),
+  /** How often the worker expires enrollments whose link has expired. */
+  ENROLLMENT_EXPIRY_SWEEP_MS: z.coerce.number().int().min(100).max(3600000).default(60000),
+  /** The sanctions list file the AML screening reads; the bundled OFAC SDN snapshot when unset. */
+  SANCTIONS_LIST_FILE: z.string().min(1).optional(),
   /** media-store's internal HTTP API (bytes of resources); metadata goes over Redis RPC. */
   MEDIA_STORE_URL: z.string().url().default('http://127.0.0.1:3004'),
   /** Bearer token for media-store's internal API (the same value media-store is given). */
@@ -37,3 +47,7 @@ export type Env = z.infer<typeof envSchema>;
 /** The only reader of process.env in this app. */
 export const loadEnv = (env: Record<string, string | undefined> = process.env): Env =>
   loadConfig(envSchema, env);
+
+/** What the screening commands of the CLI read: they need the list file only, not the database. */
+export const loadScreeningEnv = (env: Record<string, string | undefined> = process.env) =>
+  loadConfig(envSchema.pick({ SANCTIONS_LIST_FILE: true }), env);

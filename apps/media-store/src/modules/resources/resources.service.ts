@@ -33,6 +33,14 @@ export interface ResourceKey {
   seq: number;
 }
 
+/** A refusal of the meter as the answer the client gets; anything else unchanged (a 500). */
+const asHttpError = (err: unknown): unknown =>
+  err instanceof UnsupportedTypeError
+    ? new AppException(415, err.message)
+    : err instanceof TooLargeError
+      ? new AppException(413, err.message)
+      : err;
+
 /** Stores uploads (sniffed, hashed, size-limited while they stream) and serves their bytes and metadata. */
 @Injectable()
 export class ResourcesService {
@@ -74,14 +82,16 @@ export class ResourcesService {
     } catch (caught) {
       body.unpipe(meter);
       body.resume();
-      const err = refusal ?? caught;
-      if (err instanceof UnsupportedTypeError) throw new AppException(415, err.message);
-      if (err instanceof TooLargeError) throw new AppException(413, err.message);
-      throw err;
+      throw asHttpError(refusal ?? caught);
     } finally {
       body.off('close', aborted);
     }
-    const mime = meter.mime as string;
+    const mime = meter.mime;
+    if (refusal || !mime || !meter.writableFinished) {
+      // A driver that stopped reading early without failing must not leave a partial blob behind.
+      await this.blobs.remove(storageKey).catch(() => undefined);
+      throw asHttpError(refusal ?? new Error('Upload ended before the whole body was stored'));
+    }
     try {
       const row = await this.repository.insertActive({
         id,

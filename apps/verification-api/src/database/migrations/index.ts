@@ -3,6 +3,7 @@ import { Init1795220341858 } from './1795220341858-Init';
 import { Core1795222519808 } from './1795222519808-Core';
 import { ReviewColumns1795231000000 } from './1795231000000-ReviewColumns';
 import { Questionnaires1795260000000 } from './1795260000000-Questionnaires';
+import { Checks1795270000000 } from './1795270000000-Checks';
 
 /** Every migration of schema "verification", oldest first. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   OutboxNotifyTrigger1795230000000,
   ReviewColumns1795231000000,
   Questionnaires1795260000000,
+  Checks1795270000000,
 ];
