@@ -109,7 +109,7 @@ describe('SDK token on every call', () => {
     );
     await h.http().get(`/api/v1/sdk/links/${short_code}`).expect(410);
     const expired = await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(401);
-    expect(expired.body).toEqual({ message: 'The session has expired' });
+    expect(expired.body).toEqual({ message: 'The session is no longer valid' });
 
     // A link to another level moves the applicant there: the old session's token stops working.
     const moved = await session('tok-3', 'FORMS_ONLY');

@@ -520,6 +520,18 @@ describe('hosted page', () => {
     await submit('liveness').expect(200);
     await submit('liveness').expect(200);
     const done = await h.http().post('/api/v1/sdk/submit').set(auth).expect(202);
+    // A link to another level replaces this session: its token no longer uploads anything.
+    await h
+      .http()
+      .post(`/v1/applicants/${externalUserId}/verification-sessions?verificationLevelName=WEB_FORMS`)
+      .set(h.auth(key))
+      .expect(202);
+    await h
+      .http()
+      .post('/api/v1/sdk/uploads/selfie')
+      .set(auth)
+      .attach('file', mediaFixture('tiny.png'), 'tiny.png')
+      .expect(401);
     expect(done.body.steps.map((st: { reviewStatus: string }) => st.reviewStatus)).toEqual([
       'submitted',
       'submitted',
