@@ -5,16 +5,26 @@
 //
 //   pnpm start                 build, migrate, run
 //   pnpm start -- --no-build   skip the build (dist/ must exist)
+//   pnpm start -- --chain evm  also run a local Hardhat node (port 8545, i.e. TESSERA_PORT_BASE + 5545) with
+//                              the USDT stand-in deployed, and point the custody worker's `evm` chain at it
+//                              (live keys' ETH and USDT; 2 confirmations; docs/decisions/0213)
 //   TESSERA_PORT_BASE=4000     ports 4001–4004, 4011 and 4012 instead of 3001–3004, 3011 and 3012, and its own
 //                              database (tessera_4000) and queue prefix (tessera-4000)
 // Secrets and the operator token live in `.env` (generated on first run; scripts/lib/host-env.mjs).
 import { spawn, spawnSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hostEnv, localTls } from './lib/host-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const args = new Set(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const args = new Set(argv);
+const chainArg = argv.includes('--chain') ? argv[argv.indexOf('--chain') + 1] : 'sim';
+if (!['sim', 'evm'].includes(chainArg)) {
+  process.stderr.write(`--chain must be sim or evm, not ${chainArg}\n`);
+  process.exit(2);
+}
 const say = (line) => process.stdout.write(`[tessera] ${line}\n`);
 
 // Database, Redis prefix and secrets of this checkout (scripts/lib/host-env.mjs): `.env`, written on first run.
@@ -44,6 +54,7 @@ const services = [
     entry: 'apps/custody-api/dist/worker.js',
     port: base + 12,
     portVar: 'WORKER_PORT',
+    env: {},
   },
   {
     name: 'webhook-dispatcher',
@@ -90,6 +101,59 @@ run('pnpm', ['db:migrate'], shared);
 
 const children = new Map();
 let stopping = false;
+let exitCode = 0;
+
+if (chainArg === 'evm') {
+  const port = base + 5545;
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  say(`starting a Hardhat node on ${rpcUrl}`);
+  // The node itself is the child (not npx), so stopping it stops the chain.
+  const hardhat = spawn(
+    process.execPath,
+    [
+      realpathSync(join(root, 'apps/custody-api/node_modules/hardhat/internal/cli/cli.js')),
+      'node',
+      '--config',
+      join(root, 'deploy/hardhat/hardhat.config.js'),
+      '--hostname',
+      '127.0.0.1',
+      '--port',
+      String(port),
+    ],
+    // Hardhat insists on being resolvable from its working directory: custody-api holds the dev dependency.
+    { cwd: join(root, 'apps/custody-api'), stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  children.set('hardhat', hardhat);
+  prefixLines(hardhat.stderr.setEncoding('utf8'), 'hardhat', process.stderr);
+  hardhat.on('exit', (code, signal) => {
+    children.delete('hardhat');
+    if (!stopping) {
+      say(`hardhat exited (${signal ?? code}); stopping everything`);
+      stop(1);
+    }
+  });
+  const { deployUsdt } = await import('../deploy/hardhat/deploy-usdt.mjs');
+  let usdt;
+  for (let i = 0; !usdt; i++) {
+    try {
+      usdt = await deployUsdt(rpcUrl);
+    } catch (err) {
+      if (i > 240) {
+        say(`Hardhat did not come up: ${err.message}`);
+        stop(1);
+        await new Promise(() => {});
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  say(`USDT stand-in deployed at ${usdt}`);
+  Object.assign(services.find((s) => s.name === 'custody-worker').env, {
+    CHAIN_EVM_RPC_URL: rpcUrl,
+    CHAIN_EVM_CHAIN_ID: '31337',
+    CHAIN_EVM_USDT_CONTRACT: usdt,
+    CHAIN_EVM_CONFIRMATIONS: '2',
+  });
+}
 
 function prefixLines(stream, name, out) {
   let buffer = '';
@@ -139,7 +203,6 @@ async function healthy(service) {
   return false;
 }
 
-let exitCode = 0;
 function stop(code = 0) {
   if (stopping) return;
   stopping = true;

@@ -17,6 +17,7 @@ const USAGE = `Usage: pnpm --filter @tessera/custody-api cli <command>
   tenant-assets <tenantId>
   disable-asset <tenantId> <assetId|symbol>
   enable-asset <tenantId> <assetId|symbol>
+  gas-station <tenantId>        the address paying the tenant's live USDT gas (fund it with ETH)
 Prints JSON; the same calls as the operator API (POST /admin/...).`;
 
 @Module({})
@@ -63,6 +64,7 @@ async function run(args: string[]): Promise<unknown> {
     'tenant-assets',
     'disable-asset',
     'enable-asset',
+    'gas-station',
   ];
   if (!command || !commands.includes(command)) {
     throw Object.assign(new Error(USAGE), { usage: true });
@@ -75,6 +77,7 @@ async function run(args: string[]): Promise<unknown> {
     if (command === 'disable-asset' || command === 'enable-asset') {
       return await assets.setEnabledFor(first ?? '', second ?? '', command === 'enable-asset');
     }
+    if (command === 'gas-station') return await tenants.gasStation(first ?? '');
     if (command === 'create-tenant') return await tenants.createTenant({ name: first });
     if (command === 'create-key') {
       return await tenants.createKey(first, {

@@ -11,8 +11,9 @@ import { LevelsModule } from './modules/levels/levels.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 import { QuestionnairesModule } from './modules/questionnaires/questionnaires.module';
+import { sdkPagePlugins } from './modules/sdk/sdk-page.service';
 import { SdkModule } from './modules/sdk/sdk.module';
-import { ResourcesModule } from './modules/resources/resources.module';
+import { multipartPlugin, ResourcesModule } from './modules/resources/resources.module';
 
 @Module({})
 export class AppModule {
@@ -26,6 +27,7 @@ export class AppModule {
           config: env,
           errorShape: 'verification',
           database: { schema: SCHEMA, entities, migrations },
+          httpPlugins: [multipartPlugin(env), ...sdkPagePlugins()],
           ...overrides,
         }),
         AdminModule,

@@ -30,6 +30,7 @@ export function createFastifyAdapter(
  */
 export async function configureApp(app: NestFastifyApplication, opts: { rpc?: boolean } = {}): Promise<void> {
   const platform = app.get<PlatformOptions>(PLATFORM_OPTIONS);
+  for (const { plugin, options } of platform.httpPlugins ?? []) await app.register(plugin, options);
   app.useLogger(new NestLogger(app.get(Logger)));
   app.flushLogs();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;

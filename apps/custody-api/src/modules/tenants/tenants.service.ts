@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { cidrProblem } from '@tessera/auth';
+import { gasStationAddress, gasStationPath } from '../chain/evm/evm-keys';
 import { SANDBOX_ONLY_SCOPES, SCOPES } from './scopes';
 import { TenantsRepository } from './tenants.repository';
 
@@ -16,7 +17,11 @@ const ALL_SCOPES = 'all';
 
 export const createKeySchema = z.object({
   environment: z.enum(['test', 'live']),
-  scopes: z.union([z.literal(ALL_SCOPES), z.array(z.enum([...SCOPES, ALL_SCOPES])).min(1)]),
+  // The preset alone may be given as a string; a bad element is reported at its index (scopes.0).
+  scopes: z.preprocess(
+    (v) => (v === ALL_SCOPES ? [ALL_SCOPES] : v),
+    z.array(z.enum([...SCOPES, ALL_SCOPES])).min(1),
+  ),
   ipAllowList: z.array(z.string().refine((v) => !cidrProblem(v), 'Must be an IP address or CIDR')).optional(),
 });
 
@@ -31,9 +36,8 @@ export interface ActiveKey {
 }
 
 /** The preset `all` becomes every scope of the environment (live keys never get the sandbox-only ones). */
-function expandScopes(scopes: string | string[], environment: 'test' | 'live'): string[] {
-  const list = typeof scopes === 'string' ? [scopes] : scopes;
-  if (!list.includes(ALL_SCOPES)) return list;
+function expandScopes(scopes: string[], environment: 'test' | 'live'): string[] {
+  if (!scopes.includes(ALL_SCOPES)) return scopes;
   return SCOPES.filter((s) => environment === 'test' || !SANDBOX_ONLY_SCOPES.includes(s));
 }
 
@@ -118,6 +122,27 @@ export class TenantsService {
         : null;
     this.keyCache.set(apiKey, key, version);
     return key;
+  }
+
+  /**
+   * The tenant's EVM gas station (docs/decisions/0212): the address that pays the gas of its live USDT
+   * withdrawals, for the operator to fund with ETH.
+   */
+  async gasStation(tenantId: string) {
+    const tenant = await this.repository.findTenant(tenantId);
+    if (!tenant?.hdSeedSealed) throw notFound('Tenant not found');
+    const seed = this.openSeed(tenant.id, tenant.hdSeedSealed);
+    try {
+      return {
+        tenantId: tenant.id,
+        network: 'ethereum',
+        environment: 'live',
+        address: gasStationAddress(seed, 'production'),
+        derivationPath: gasStationPath('production'),
+      };
+    } finally {
+      seed.fill(0);
+    }
   }
 
   /** The tenant's BIP32 seed, opened for address derivation. */

@@ -1,8 +1,6 @@
 import multipart from '@fastify/multipart';
-import { Inject, Module, type OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import { APP_CONFIG } from '@tessera/platform';
-import type { FastifyInstance } from 'fastify';
+import { Module } from '@nestjs/common';
+import type { HttpPlugin } from '@tessera/platform';
 import type { Env } from '../../config/env';
 import { ApplicantsModule } from '../applicants/applicants.module';
 import { AuthModule } from '../auth/auth.module';
@@ -21,18 +19,15 @@ import { ResourcesService } from './resources.service';
   providers: [ResourcesRepository, ResourcesService],
   exports: [ResourcesService],
 })
-export class ResourcesModule implements OnModuleInit {
-  constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    @Inject(APP_CONFIG) private readonly env: Env,
-  ) {}
+export class ResourcesModule {}
 
-  /** Multipart bodies are streamed part by part (request.parts()); nothing is buffered to disk or memory. */
-  async onModuleInit(): Promise<void> {
-    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    if (fastify.hasContentTypeParser('multipart/form-data')) return;
-    await fastify.register(multipart, {
-      limits: { fileSize: this.env.MEDIA_UPLOAD_MAX_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 12 },
-    });
-  }
-}
+/**
+ * The multipart plugin of the SDK upload call (registered by AppModule through the platform's httpPlugins):
+ * bodies are streamed part by part (request.parts()); nothing is buffered to disk or memory.
+ */
+export const multipartPlugin = (env: Env): HttpPlugin => ({
+  plugin: multipart,
+  options: {
+    limits: { fileSize: env.MEDIA_UPLOAD_MAX_BYTES, files: 1, fields: 10, fieldSize: 1024, parts: 12 },
+  },
+});

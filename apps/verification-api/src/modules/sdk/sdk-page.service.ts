@@ -1,7 +1,6 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { HttpPlugin } from '@tessera/platform';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -39,39 +38,46 @@ export function sdkWebDist(): string {
   return join(dirname(require.resolve('@tessera/sdk-web/package.json')), 'dist');
 }
 
+/** The assets of the build under /sdk/assets/ (hashed names, cached for a year), or none when it is not built. */
+export function sdkPagePlugins(): HttpPlugin[] {
+  const assets = join(sdkWebDist(), 'assets');
+  if (!existsSync(assets)) return [];
+  return [
+    {
+      plugin: fastifyStatic,
+      options: {
+        root: assets,
+        prefix: '/sdk/assets/',
+        decorateReply: false,
+        index: false,
+        list: false,
+        dotfiles: 'deny',
+        immutable: true,
+        maxAge: '365d',
+        setHeaders: (res: { setHeader: (name: string, value: string) => void }) => {
+          for (const [name, value] of Object.entries(SDK_PAGE_HEADERS)) res.setHeader(name, value);
+        },
+      },
+    },
+  ];
+}
+
 /**
- * Serves the Vite build: `/sdk/assets/*` through @fastify/static (hashed names, cached for a year) and the
- * one HTML document for every `/sdk/{shortCode}` (SdkPageController).
+ * The one HTML document of the build, served for every `/sdk/{shortCode}` (SdkPageController); the assets
+ * are registered by AppModule through the platform's httpPlugins (sdkPagePlugins), before init.
  */
 @Injectable()
 export class SdkPageService implements OnModuleInit {
   private readonly logger = new Logger('SdkPage');
-  private readonly root = sdkWebDist();
   private html: string | undefined;
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
-
   onModuleInit(): void {
-    const indexFile = join(this.root, 'index.html');
+    const indexFile = join(sdkWebDist(), 'index.html');
     if (!existsSync(indexFile)) {
       this.logger.warn(`The hosted page is not built (${indexFile} is missing): /sdk answers 503`);
       return;
     }
     this.html = readFileSync(indexFile, 'utf8');
-    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
-    void fastify.register(fastifyStatic, {
-      root: join(this.root, 'assets'),
-      prefix: '/sdk/assets/',
-      decorateReply: false,
-      index: false,
-      list: false,
-      dotfiles: 'deny',
-      immutable: true,
-      maxAge: '365d',
-      setHeaders: (res) => {
-        for (const [name, value] of Object.entries(SDK_PAGE_HEADERS)) res.setHeader(name, value);
-      },
-    });
   }
 
   /** The page's HTML, or undefined when the page was not built. */
