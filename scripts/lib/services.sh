@@ -55,6 +55,12 @@ ensure_redis() {
   wait_port "$REDIS_HOST" "$REDIS_PORT" || { log "Redis did not come up on ${REDIS_HOST}:${REDIS_PORT}"; return 1; }
 }
 
+# ffprobe reads the duration of liveness clips in the verification worker's checks (decision 0133).
+ensure_ffmpeg() {
+  if command -v ffprobe >/dev/null 2>&1 && command -v ffmpeg >/dev/null 2>&1; then return 0; fi
+  apt_install ffmpeg
+}
+
 # Debian's chromium, driven by playwright-core in the hosted-SDK page tests (apps/verification-api/test/sdk-page*).
 ensure_chromium() {
   if [ -x /usr/bin/chromium ]; then return 0; fi
@@ -78,7 +84,7 @@ ensure_database() {
 }
 
 ensure_all() {
-  ensure_pnpm && ensure_postgres && ensure_redis && ensure_chromium
+  ensure_pnpm && ensure_postgres && ensure_redis && ensure_ffmpeg && ensure_chromium
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -27,6 +27,14 @@ export const envSchema = baseEnvSchema.extend({
   CHECKS_POLL_MS: z.coerce.number().int().min(50).max(60000).default(2000),
   /** How often the worker expires enrollments whose link has expired. */
   ENROLLMENT_EXPIRY_SWEEP_MS: z.coerce.number().int().min(100).max(3600000).default(60000),
+  /** Media checks (decision 0133): the smallest document or selfie image, long side x short side in pixels. */
+  CHECKS_IMAGE_MIN_LONG_SIDE: z.coerce.number().int().min(1).default(300),
+  CHECKS_IMAGE_MIN_SHORT_SIDE: z.coerce.number().int().min(1).default(200),
+  /** Bounds of a liveness clip's duration, read from its container by ffprobe. */
+  CHECKS_LIVENESS_MIN_SECONDS: z.coerce.number().min(0).default(1),
+  CHECKS_LIVENESS_MAX_SECONDS: z.coerce.number().min(0).default(30),
+  /** The ffprobe binary (Debian's ffmpeg package). */
+  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   /** The sanctions list file the AML screening reads; the bundled OFAC SDN snapshot when unset. */
   SANCTIONS_LIST_FILE: z.string().min(1).optional(),
   /** media-store's internal HTTP API (bytes of resources); metadata goes over Redis RPC. */

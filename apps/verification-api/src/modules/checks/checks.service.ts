@@ -3,7 +3,8 @@ import type { VerificationStepCheckPayload } from '@tessera/contracts';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { LevelsService } from '../levels/levels.service';
 import { identityDataCheck } from './identity-data-check';
-import type { CheckResult } from '../reviews/reviews.repository';
+import { MEDIA_CHECK_KINDS, MediaChecksService } from './media-checks.service';
+import type { CheckResult, CheckSubject } from '../reviews/reviews.repository';
 import { ReviewsService } from '../reviews/reviews.service';
 import { ScreeningService } from '../screening/screening.service';
 import { screeningCheckResult, screeningSubject } from './screening-check';
@@ -20,6 +21,7 @@ export class ChecksService implements OnApplicationBootstrap {
     private readonly reviews: ReviewsService,
     private readonly levels: LevelsService,
     private readonly screening: ScreeningService,
+    private readonly media: MediaChecksService,
   ) {}
 
   /** Loads and indexes the sanctions list at start-up rather than in the first screening. */
@@ -32,7 +34,7 @@ export class ChecksService implements OnApplicationBootstrap {
     const subject = await this.reviews.checkSubject(job.stepId);
     const level = subject?.levelId ? await this.levels.findById(subject.levelId) : null;
     if (!subject || !level) return 'skipped';
-    const result = await this.run(subject.kind, subject.type, subject.info, level);
+    const result = await this.run(subject, level);
     const outcome = await this.reviews.recordCheck({
       stepId: subject.stepId,
       applicantId: subject.applicantId,
@@ -46,12 +48,9 @@ export class ChecksService implements OnApplicationBootstrap {
     return outcome === 'recorded' ? 'recorded' : 'skipped';
   }
 
-  private async run(
-    kind: string,
-    type: 'individual' | 'company',
-    info: Record<string, unknown>,
-    level: LevelEntity,
-  ): Promise<CheckResult> {
+  private async run(subject: CheckSubject, level: LevelEntity): Promise<CheckResult> {
+    const { kind, type, info } = subject;
+    if ((MEDIA_CHECK_KINDS as readonly string[]).includes(kind)) return this.media.check(subject, level);
     switch (kind) {
       case 'personal_information':
         return identityDataCheck(level.personalInfoRequiredFields, info);
@@ -66,8 +65,8 @@ export class ChecksService implements OnApplicationBootstrap {
         return screeningCheckResult(kind, this.screening.screen(subject));
       }
       default:
-        // Media, document and questionnaire checks read the SDK's data (media-store resources, questionnaire
-        // answers); until they run here, these steps go to an operator with the reason recorded.
+        // The questionnaire check reads the SDK's answers; until it runs here, the step goes to an operator
+        // with the reason recorded.
         return this.undecided('step.checked', `no automatic check for ${kind} steps yet`);
     }
   }
