@@ -61,6 +61,12 @@ ensure_ffmpeg() {
   apt_install ffmpeg
 }
 
+# Debian's chromium, driven by playwright-core in the hosted-SDK page tests (apps/verification-api/test/sdk-page*).
+ensure_chromium() {
+  if [ -x /usr/bin/chromium ]; then return 0; fi
+  apt_install chromium
+}
+
 # Creates the database named in DATABASE_URL when it does not exist yet.
 ensure_database() {
   local url="${1:-$DATABASE_URL}"
@@ -78,7 +84,7 @@ ensure_database() {
 }
 
 ensure_all() {
-  ensure_pnpm && ensure_postgres && ensure_redis && ensure_ffmpeg
+  ensure_pnpm && ensure_postgres && ensure_redis && ensure_ffmpeg && ensure_chromium
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

@@ -10,6 +10,9 @@ import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
+import { QuestionnairesModule } from './modules/questionnaires/questionnaires.module';
+import { sdkPagePlugins } from './modules/sdk/sdk-page.service';
+import { SdkModule } from './modules/sdk/sdk.module';
 import { multipartPlugin, ResourcesModule } from './modules/resources/resources.module';
 import { UbosModule } from './modules/ubos/ubos.module';
 
@@ -25,13 +28,15 @@ export class AppModule {
           config: env,
           errorShape: 'verification',
           database: { schema: SCHEMA, entities, migrations },
-          httpPlugins: [multipartPlugin(env)],
+          httpPlugins: [multipartPlugin(env), ...sdkPagePlugins()],
           ...overrides,
         }),
         AdminModule,
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+        QuestionnairesModule,
+        SdkModule,
         SandboxModule,
         ResourcesModule,
         UbosModule,

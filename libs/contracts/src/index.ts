@@ -5,4 +5,5 @@ export * from './webhooks-catalog';
 export * from './webhooks';
 export * from './custody';
 export * from './verification';
+export * from './sdk';
 export * from './media';

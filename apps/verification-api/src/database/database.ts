@@ -4,6 +4,8 @@ import { ApplicantEntity } from '../modules/applicants/entities/applicant.entity
 import { FieldClaimEntity } from '../modules/applicants/entities/field-claim.entity';
 import { ReviewEventEntity } from '../modules/applicants/entities/review-event.entity';
 import { UboEntity } from '../modules/applicants/entities/ubo.entity';
+import { QuestionnaireAnswerEntity } from '../modules/questionnaires/entities/questionnaire-answer.entity';
+import { QuestionnaireEntity } from '../modules/questionnaires/entities/questionnaire.entity';
 import { LevelEntity } from '../modules/levels/entities/level.entity';
 import { ApiKeyEntity } from '../modules/products/entities/api-key.entity';
 import { ProductEntity } from '../modules/products/entities/product.entity';
@@ -21,6 +23,8 @@ export const entities = [
   ReviewEventEntity,
   UboEntity,
   EnrollmentEntity,
+  QuestionnaireEntity,
+  QuestionnaireAnswerEntity,
   OutboxEventEntity,
 ];
 

@@ -2,6 +2,7 @@ import { OutboxNotifyTrigger1795230000000 } from '@tessera/platform';
 import { Init1795220341858 } from './1795220341858-Init';
 import { Core1795222519808 } from './1795222519808-Core';
 import { ReviewColumns1795231000000 } from './1795231000000-ReviewColumns';
+import { Questionnaires1795260000000 } from './1795260000000-Questionnaires';
 import { Checks1795270000000 } from './1795270000000-Checks';
 import { UboRollUp1795300000000 } from './1795300000000-UboRollUp';
 
@@ -11,6 +12,7 @@ export const migrations = [
   Core1795222519808,
   OutboxNotifyTrigger1795230000000,
   ReviewColumns1795231000000,
+  Questionnaires1795260000000,
   Checks1795270000000,
   UboRollUp1795300000000,
 ];

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AdminAuthGuard } from '../auth/admin-auth.guard';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
+import { QuestionnairesService } from '../questionnaires/questionnaires.service';
 import { APPLICANT_ACTIONS } from '../reviews/reviews.repository';
 import { ReviewsService } from '../reviews/reviews.service';
 
@@ -23,6 +24,7 @@ export class AdminController {
     private readonly products: ProductsService,
     private readonly levels: LevelsService,
     private readonly reviews: ReviewsService,
+    private readonly questionnaires: QuestionnairesService,
   ) {}
 
   @Post('products')
@@ -45,7 +47,9 @@ export class AdminController {
   @Post('products/:productId/levels')
   async createLevel(@Param('productId') productId: string, @Body() body: unknown) {
     await this.products.assertProduct(uuid.parse(productId));
-    return this.levels.create(productId, levelCreateSchema.parse(body ?? {}));
+    const input = levelCreateSchema.parse(body ?? {});
+    await this.questionnaires.assertExists(productId, input.attachedQuestionnaireId);
+    return this.levels.create(productId, input);
   }
 
   @Patch('products/:productId/levels/:levelName')
@@ -55,7 +59,9 @@ export class AdminController {
     @Body() body: unknown,
   ) {
     await this.products.assertProduct(uuid.parse(productId));
-    return this.levels.update(productId, levelName, levelPatchSchema.parse(body ?? {}));
+    const patch = levelPatchSchema.parse(body ?? {});
+    await this.questionnaires.assertExists(productId, patch.attachedQuestionnaireId);
+    return this.levels.update(productId, levelName, patch);
   }
 
   /** The operator's decision on one step; may complete the applicant's review (docs/decisions/0103). */

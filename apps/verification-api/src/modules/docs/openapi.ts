@@ -5,6 +5,9 @@ import {
   levelPatchSchema,
   MEDIA_SLOTS,
   PARTNER_REVIEW_EVENTS,
+  questionnaireAnswersSchema,
+  questionnaireCreateSchema,
+  sdkPersonalInfoSchema,
   stepReviewSchema,
   sandboxReviewSchema,
 } from '@tessera/contracts';
@@ -77,6 +80,7 @@ const sdkLink = obj({ url: str, shortCode: str, expiresAtUtc: ts, token: str });
 
 const partner = (op: Schema) => ({ security: [{ apiKey: [], apiSecret: [], environment: [] }], ...op });
 const operator = (op: Schema) => ({ tags: ['operator'], security: [{ operatorToken: [] }], ...op });
+const sdk = (op: Schema) => ({ tags: ['sdk'], security: [{ sdkToken: [] }], ...op });
 
 /** The OpenAPI 3.1 document served at /docs; request schemas come from the same zod schemas that validate. */
 export function buildOpenApiDocument(publicBaseUrl: string): Schema {
@@ -95,7 +99,11 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
         apiSecret: { type: 'apiKey', in: 'header', name: 'X-Api-Secret' },
         environment: { type: 'apiKey', in: 'header', name: 'X-Environment' },
         operatorToken: { type: 'http', scheme: 'bearer' },
-        sdkToken: { type: 'http', scheme: 'bearer' },
+        sdkToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The token of GET /api/v1/sdk/links/{shortCode}',
+        },
       },
       responses: Object.fromEntries(
         [
@@ -629,6 +637,54 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
             410: answer('Link expired', ref('Error')),
           },
         },
+      },
+      '/api/v1/sdk/session': {
+        get: sdk({
+          description:
+            'The session behind the token: level steps, field sets (locked = partner claims), redirects.',
+          responses: { 200: answer('SDK session', { type: 'object' }), ...errors(401, 429) },
+        }),
+      },
+      '/api/v1/sdk/personal-info': {
+        post: sdk({
+          description:
+            'Flat object of level keys. A changed locked value is refused and named in lockedFields; an unchanged one is accepted; keys the level does not enable are dropped; null or "" clears an editable value.',
+          requestBody: body(json(sdkPersonalInfoSchema)),
+          responses: {
+            200: answer('Stored values', obj({ values: { type: 'object' }, lockedFields: strings })),
+            ...errors(400, 401, 409, 429),
+          },
+        }),
+      },
+      '/api/v1/sdk/questionnaire': {
+        post: sdk({
+          requestBody: body(json(questionnaireAnswersSchema)),
+          responses: {
+            200: answer('Stored answers', obj({ answers: { type: 'object' }, missing: strings })),
+            ...errors(400, 401, 409, 429),
+          },
+        }),
+      },
+      '/api/v1/sdk/steps/{kind}/submit': {
+        post: sdk({
+          description: 'Moves the step to submitted; 409 names what is missing.',
+          parameters: [{ name: 'kind', in: 'path', required: true, schema: str }],
+          responses: { 200: answer('Step submitted', { type: 'object' }), ...errors(401, 404, 409, 429) },
+        }),
+      },
+      '/api/v1/sdk/submit': {
+        post: sdk({
+          description:
+            'Submits the enrollment once every required input step is submitted (409 names the first missing one).',
+          responses: { 202: answer('Submitted; checks run', { type: 'object' }), ...errors(401, 409, 429) },
+        }),
+      },
+      '/admin/v1/products/{productId}/questionnaires': {
+        post: operator({
+          parameters: [{ name: 'productId', in: 'path', required: true, schema: str }],
+          requestBody: body(json(questionnaireCreateSchema)),
+          responses: { 201: answer('Questionnaire', { type: 'object' }), ...errors(400, 401, 404, 409, 429) },
+        }),
       },
       '/admin/v1/products': {
         post: operator({

@@ -12,7 +12,8 @@ const BEARER = /^Bearer ([A-Za-z0-9._-]{1,2048})$/;
 
 /**
  * Hosted SDK API (DECISIONS "Hosted SDK API"): every call but the link resolve carries
- * `Authorization: Bearer <token>`; a missing, forged or expired token gives 401 `{message}`.
+ * `Authorization: Bearer <token>`; a missing, forged or expired token gives 401 `{message}`, and so does a
+ * token whose enrollment expired or was replaced (the applicant moved to another level) or was deactivated.
  * Calls are rate-limited per token (120/min) and per IP. The token is identified in Redis by a digest only.
  */
 @Injectable()
@@ -31,6 +32,8 @@ export class SdkAuthGuard implements CanActivate {
       claims && token ? createHash('sha256').update(token).digest('base64url').slice(0, 22) : undefined;
     await this.rateLimits.sdkCall(tokenId, request.ip);
     if (!claims) throw unauthorized('A valid SDK session token is required');
+    // A signed token outlives neither its enrollment's expiry nor its replacement: uploads included.
+    if (!(await this.sessions.sessionUsable(claims))) throw unauthorized('The session is no longer valid');
     request.sdkSession = claims;
     return true;
   }

@@ -1,6 +1,8 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { parsePresentation, ttlDaysSchema } from '@tessera/contracts';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { RateLimitService } from '../auth/rate-limit.service';
 import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
 import type { PartnerContext } from '../products/products.service';
 import { SessionsService } from './sessions.service';
@@ -39,10 +41,15 @@ export class SessionsController {
 /** Public: the hosted SDK page trades the short code of its URL for a signed session token. */
 @Controller('api/v1/sdk')
 export class SdkLinksController {
-  constructor(private readonly sessions: SessionsService) {}
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly rateLimits: RateLimitService,
+  ) {}
 
+  /** Counted against the client IP like every SDK call (there is no token yet). */
   @Get('links/:shortCode')
-  resolve(@Param('shortCode') shortCode: string) {
+  async resolve(@Param('shortCode') shortCode: string, @Req() request: FastifyRequest) {
+    await this.rateLimits.sdkCall(undefined, request.ip);
     return this.sessions.resolveShortCode(shortCode);
   }
 }

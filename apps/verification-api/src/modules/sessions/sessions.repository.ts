@@ -105,4 +105,18 @@ export class SessionsRepository {
     );
     return row;
   }
+
+  /**
+   * Whether the enrollment behind a token still admits SDK calls: open or submitted (not expired), not past its
+   * expiry, its applicant still on the enrollment's level (a link to another level replaces it) and active.
+   */
+  async sessionUsable(enrollmentId: string, applicantId: string, productId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM enrollments e JOIN applicants a ON a.id = e.applicant_id
+        WHERE e.id = $1 AND e.applicant_id = $2 AND e.product_id = $3 AND e.status <> 'expired'
+          AND e.expires_at > now() AND a.level_id = e.level_id AND a.status <> 'deactivated'`,
+      [enrollmentId, applicantId, productId],
+    );
+    return rows.length > 0;
+  }
 }

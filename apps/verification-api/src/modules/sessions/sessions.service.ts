@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SecretBox, signSdkToken, verifySdkToken } from '@tessera/auth';
+import { SecretBox, type SdkTokenClaims, signSdkToken, verifySdkToken } from '@tessera/auth';
 import type { PresentationParams } from '@tessera/contracts';
 import { AppException, APP_CONFIG, badRequest, notFound, unprocessable } from '@tessera/platform';
 import { randomBytes } from 'node:crypto';
@@ -157,9 +157,14 @@ export class SessionsService {
     );
   }
 
-  /** For the SDK endpoints to come: the claims of a valid token, or undefined. */
+  /** The claims of a validly signed, unexpired token, or undefined. */
   verifyToken(token: string) {
     const check = verifySdkToken(token, this.tokenKey);
     return check.ok ? check.claims : undefined;
+  }
+
+  /** False once the token's enrollment expired, was replaced (applicant on another level) or deactivated. */
+  sessionUsable(claims: SdkTokenClaims): Promise<boolean> {
+    return this.repository.sessionUsable(claims.sub, claims.aid, claims.pid);
   }
 }

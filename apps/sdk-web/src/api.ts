@@ -1,0 +1,133 @@
+/** The SDK API client. The session token lives only in this module's memory: never in a URL or storage. */
+
+export interface Presentation {
+  lang?: string;
+  theme?: 'light' | 'dark' | 'system';
+  returnUrl?: string;
+  successUrl?: string;
+  errorUrl?: string;
+}
+
+export interface FieldSet {
+  enabled: string[];
+  required: string[];
+  values: Record<string, string>;
+  locked: string[];
+}
+
+export interface Question {
+  id: string;
+  text: string;
+  type: 'text' | 'select' | 'multiselect' | 'boolean' | 'date' | 'number';
+  required: boolean;
+  options?: string[];
+}
+
+export interface Session {
+  applicantType: 'individual' | 'company';
+  levelName: string;
+  lang: string | null;
+  theme: 'light' | 'dark' | 'system';
+  steps: { kind: string; optional: boolean; reviewStatus: string; reviewAnswer: string | null }[];
+  personalInfo: FieldSet;
+  companyData:
+    | (FieldSet & { legalForms: string[]; requiredDocuments: string[]; documentsMinRequired: number | null })
+    | null;
+  questionnaire: {
+    questionnaire: { id: string; title: string; questions: Question[] };
+    answers: Record<string, unknown>;
+    missing: string[];
+  } | null;
+  redirects: { successUrl: string | null; errorUrl: string | null; returnUrl: string | null };
+  enrollmentStatus: string;
+  review: { reviewAnswer: string | null; reviewRejectType: string | null };
+}
+
+export interface Resource {
+  id: string;
+  slot: string;
+  documentType?: string;
+  side?: string;
+  mime: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let token: string | undefined;
+
+async function call<T>(method: string, path: string, body?: BodyInit, json = true): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined && json) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(`/api/v1/sdk/${path}`, {
+      method,
+      headers,
+      body,
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+  } catch {
+    throw new ApiError(0, 'network');
+  }
+  const text = await res.text();
+  const data = text ? (JSON.parse(text) as unknown) : undefined;
+  if (!res.ok) {
+    const message = (data as { message?: string } | undefined)?.message ?? res.statusText;
+    throw new ApiError(res.status, message);
+  }
+  return data as T;
+}
+
+/** Trades the link's short code for a session token, kept in memory. */
+export async function resolveLink(
+  shortCode: string,
+): Promise<{ presentation: Presentation; expiresAtUtc: string }> {
+  const link = await call<{ token: string; presentation: Presentation; expiresAtUtc: string }>(
+    'GET',
+    `links/${encodeURIComponent(shortCode)}`,
+  );
+  token = link.token;
+  return { presentation: link.presentation ?? {}, expiresAtUtc: link.expiresAtUtc };
+}
+
+export const getSession = () => call<Session>('GET', 'session');
+
+export const savePersonalInfo = (values: Record<string, string | null>) =>
+  call<{ values: Record<string, string>; lockedFields: string[] }>(
+    'POST',
+    'personal-info',
+    JSON.stringify(values),
+  );
+
+export const saveAnswers = (answers: Record<string, unknown>) =>
+  call<{ answers: Record<string, unknown>; missing: string[] }>(
+    'POST',
+    'questionnaire',
+    JSON.stringify({ answers }),
+  );
+
+export function upload(
+  slot: string,
+  file: Blob,
+  fields: Record<string, string | undefined> = {},
+  name = 'upload',
+) {
+  const form = new FormData();
+  for (const [key, value] of Object.entries(fields)) if (value) form.append(key, value);
+  form.append('file', file, file instanceof File ? file.name : name);
+  return call<Resource>('POST', `uploads/${slot}`, form, false);
+}
+
+export const submitStep = (kind: string) => call<unknown>('POST', `steps/${kind}/submit`, '{}');
+
+export const submitAll = () =>
+  call<{ enrollmentStatus: string; steps: { kind: string; reviewStatus: string }[] }>('POST', 'submit', '{}');

@@ -1,0 +1,574 @@
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { ComponentChildren } from 'preact';
+import {
+  ApiError,
+  getSession,
+  type Resource,
+  resolveLink,
+  saveAnswers,
+  savePersonalInfo,
+  type Session,
+  submitAll,
+  submitStep,
+} from './api';
+import { IMAGE_TYPES, LivenessCapture, PDF_TYPES, UploadSlot } from './capture';
+import { ErrorMessage, FieldsForm, QuestionnaireForm, readable } from './forms';
+import {
+  LANGUAGE_NAMES,
+  LANGUAGES,
+  type Lang,
+  type MessageKey,
+  pickLanguage,
+  type Translate,
+  translator,
+} from './i18n';
+import { applyTheme, type ThemeChoice } from './theme';
+
+/** Steps the page shows a screen for: required ones that take input (the screenings run on the server). */
+const SERVER_STEPS = new Set(['aml', 'adverse_media']);
+const DONE_STATES = new Set(['submitted', 'in_review', 'completed', 'awaitingOperatorReview']);
+const TWO_SIDED = new Set(['id_card', 'driving_licence', 'residence_permit']);
+const DOCUMENT_TYPES = ['passport', 'id_card', 'driving_licence', 'residence_permit'] as const;
+
+type Phase =
+  | { name: 'loading' }
+  | { name: 'notFound' }
+  | { name: 'expired' }
+  | { name: 'error' }
+  | { name: 'welcome' }
+  | { name: 'step'; index: number }
+  | { name: 'final' }
+  | { name: 'rejected' }
+  | { name: 'redirecting' };
+
+const shortCodeFromPath = () => location.pathname.split('/').filter(Boolean)[1] ?? '';
+
+/** The hosted verification page: welcome, one screen per required step, final screen, redirects. */
+export function App() {
+  const [lang, setLang] = useState<Lang>(pickLanguage(null, navigator.languages ?? [navigator.language]));
+  const [theme, setTheme] = useState<ThemeChoice>('system');
+  const [phase, setPhase] = useState<Phase>({ name: 'loading' });
+  const [session, setSession] = useState<Session>();
+  const t = useMemo(() => translator(lang), [lang]);
+
+  useEffect(() => applyTheme(theme), [theme]);
+  useEffect(() => {
+    document.documentElement.lang = lang;
+  }, [lang]);
+
+  const screens = useMemo(
+    () => (session?.steps ?? []).filter((s) => !s.optional && !SERVER_STEPS.has(s.kind)),
+    [session],
+  );
+
+  /** Rule 1: successUrl / errorUrl, each falling back to returnUrl; none set -> the terminal screen. */
+  const finish = (
+    outcome: 'success' | 'error',
+    s: Session | undefined = session,
+    fallback: Phase = { name: outcome === 'success' ? 'final' : 'rejected' },
+  ) => {
+    const r = s?.redirects;
+    const url = outcome === 'success' ? (r?.successUrl ?? r?.returnUrl) : (r?.errorUrl ?? r?.returnUrl);
+    if (url) {
+      setPhase({ name: 'redirecting' });
+      location.assign(url);
+    } else setPhase(fallback);
+  };
+
+  const fail = (error: unknown) => {
+    if (error instanceof ApiError && error.status === 401) finish('error', session, { name: 'expired' });
+    else setPhase({ name: 'error' });
+  };
+
+  useEffect(() => {
+    (async () => {
+      try {
+        const link = await resolveLink(shortCodeFromPath());
+        const p = link.presentation;
+        setLang(pickLanguage(p.lang, navigator.languages ?? [navigator.language]));
+        if (p.theme) setTheme(p.theme);
+        const s = await getSession();
+        setSession(s);
+        if (s.review.reviewAnswer === 'RED' && s.review.reviewRejectType === 'FINAL') finish('error', s);
+        else if (s.enrollmentStatus !== 'open') finish('success', s);
+        else setPhase({ name: 'welcome' });
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 404) setPhase({ name: 'notFound' });
+        else if (error instanceof ApiError && (error.status === 410 || error.status === 401))
+          setPhase({ name: 'expired' });
+        else setPhase({ name: 'error' });
+      }
+    })();
+  }, []);
+
+  const next = async (index: number) => {
+    const following = screens.findIndex((s, i) => i > index && !DONE_STATES.has(s.reviewStatus));
+    if (following !== -1) {
+      setPhase({ name: 'step', index: following });
+      return;
+    }
+    try {
+      await submitAll();
+      finish('success');
+    } catch (error) {
+      fail(error);
+    }
+  };
+
+  const markDone = (kind: string) =>
+    setSession(
+      (s) =>
+        s && {
+          ...s,
+          steps: s.steps.map((st) => (st.kind === kind ? { ...st, reviewStatus: 'submitted' } : st)),
+        },
+    );
+
+  let body: ComponentChildren;
+  let title: string;
+  switch (phase.name) {
+    case 'loading':
+      title = t('appTitle');
+      body = <p role="status">{t('loading')}</p>;
+      break;
+    case 'notFound':
+      title = t('notFoundTitle');
+      body = <Message title={title} text={t('notFoundBody')} kind="error" />;
+      break;
+    case 'expired':
+      title = t('expiredTitle');
+      body = <Message title={title} text={t('expiredBody')} kind="error" />;
+      break;
+    case 'error':
+      title = t('errorTitle');
+      body = (
+        <Message title={title} text={t('errorGeneric')} kind="error">
+          <button type="button" onClick={() => location.reload()}>
+            {t('retry')}
+          </button>
+        </Message>
+      );
+      break;
+    case 'rejected':
+      title = t('rejectedTitle');
+      body = <Message title={title} text={t('rejectedBody')} kind="error" />;
+      break;
+    case 'final':
+      title = t('finalTitle');
+      body = <Message title={title} text={t('finalBody')} kind="success" />;
+      break;
+    case 'redirecting':
+      title = t('redirecting');
+      body = <p role="status">{t('redirecting')}</p>;
+      break;
+    case 'welcome': {
+      title = session?.applicantType === 'company' ? t('welcomeCompanyTitle') : t('welcomeTitle');
+      const first = screens.findIndex((s) => !DONE_STATES.has(s.reviewStatus));
+      body = (
+        <Screen title={title}>
+          <p>{t('welcomeBody', { count: screens.length })}</p>
+          <ol class="overview">
+            {screens.map((s) => (
+              <li key={s.kind}>
+                {t(`step_${s.kind}` as MessageKey)}
+                {DONE_STATES.has(s.reviewStatus) ? <span class="done"> — {t('stepDone')}</span> : null}
+              </li>
+            ))}
+          </ol>
+          <p class="hint">{t('welcomePrivacy')}</p>
+          <div class="actions">
+            <button
+              type="button"
+              class="primary"
+              onClick={() => (first === -1 ? next(-1) : setPhase({ name: 'step', index: first }))}
+            >
+              {t('start')}
+            </button>
+          </div>
+        </Screen>
+      );
+      break;
+    }
+    case 'step': {
+      const step = screens[phase.index];
+      title = t(`step_${step.kind}` as MessageKey);
+      body = (
+        <Screen title={title} progress={{ n: phase.index + 1, m: screens.length, t }}>
+          <StepScreen
+            key={step.kind}
+            t={t}
+            lang={lang}
+            kind={step.kind}
+            session={session!}
+            last={phase.index === screens.length - 1}
+            done={DONE_STATES.has(step.reviewStatus)}
+            onDone={() => {
+              markDone(step.kind);
+              return next(phase.index);
+            }}
+            onFatal={fail}
+          />
+          {phase.index > 0 ? (
+            <button
+              type="button"
+              class="link back"
+              onClick={() => setPhase({ name: 'step', index: phase.index - 1 })}
+            >
+              {t('back')}
+            </button>
+          ) : null}
+        </Screen>
+      );
+      break;
+    }
+  }
+  useEffect(() => {
+    document.title = title === t('appTitle') ? title : `${title} · ${t('appTitle')}`;
+  }, [title, t]);
+
+  return (
+    <>
+      <header class="bar">
+        <span class="brand">{t('appTitle')}</span>
+        <div class="prefs">
+          <label for="pref-lang">{t('language')}</label>
+          <select
+            id="pref-lang"
+            value={lang}
+            onInput={(e) => setLang((e.currentTarget as HTMLSelectElement).value as Lang)}
+          >
+            {(Object.keys(LANGUAGES) as Lang[]).map((code) => (
+              <option key={code} value={code} lang={code}>
+                {LANGUAGE_NAMES[code]}
+              </option>
+            ))}
+          </select>
+          <label for="pref-theme">{t('theme')}</label>
+          <select
+            id="pref-theme"
+            value={theme}
+            onInput={(e) => setTheme((e.currentTarget as HTMLSelectElement).value as ThemeChoice)}
+          >
+            <option value="light">{t('themeLight')}</option>
+            <option value="dark">{t('themeDark')}</option>
+            <option value="system">{t('themeSystem')}</option>
+          </select>
+        </div>
+      </header>
+      <main id="main" data-phase={phase.name}>
+        {body}
+      </main>
+    </>
+  );
+}
+
+/** A screen: its heading takes the focus when it appears, so keyboard and screen-reader users start there. */
+function Screen({
+  title,
+  progress,
+  children,
+}: {
+  title: string;
+  progress?: { n: number; m: number; t: Translate };
+  children: ComponentChildren;
+}) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [title]);
+  return (
+    <section class="screen" aria-labelledby="screen-title">
+      {progress ? (
+        <div class="progress">
+          <p id="progress-label">{progress.t('stepOf', { n: progress.n, m: progress.m })}</p>
+          <progress max={progress.m} value={progress.n} aria-labelledby="progress-label" />
+        </div>
+      ) : null}
+      <h1 id="screen-title" tabIndex={-1} ref={heading}>
+        {title}
+      </h1>
+      {children}
+    </section>
+  );
+}
+
+function Message({
+  title,
+  text,
+  kind,
+  children,
+}: {
+  title: string;
+  text: string;
+  kind: 'error' | 'success';
+  children?: ComponentChildren;
+}) {
+  return (
+    <Screen title={title}>
+      <div class={`message ${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
+        <span class="icon" aria-hidden="true">
+          {kind === 'error' ? '!' : '✓'}
+        </span>
+        <p>{text}</p>
+      </div>
+      {children}
+    </Screen>
+  );
+}
+
+interface StepProps {
+  t: Translate;
+  lang: Lang;
+  kind: string;
+  session: Session;
+  last: boolean;
+  /** Already submitted (the user came back): the stored uploads count, nothing needs adding again. */
+  done: boolean;
+  onDone: () => Promise<void>;
+  onFatal: (error: unknown) => void;
+}
+
+/** One step's screen: collects its data, then submits the step (409 names what is missing). */
+function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: StepProps) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const [uploads, setUploads] = useState<Record<string, Resource>>({});
+  const [documentType, setDocumentType] = useState<string>('passport');
+  const label = last ? t('submit') : t('continue');
+
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await work();
+      // A step submitted earlier may already be under check: it is not submitted twice.
+      if (!done) await submitStep(kind);
+      await onDone();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) onFatal(e);
+      else if (e instanceof ApiError && e.status === 0) setError(t('errorNetwork'));
+      else if (e instanceof ApiError && (e.status === 409 || e.status === 400)) setError(e.message);
+      else if (e instanceof Error && e.message.startsWith('locked:')) setError(e.message.slice(7));
+      else setError(t('errorGeneric'));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const saveFields = (values: Record<string, string | null>) =>
+    run(async () => {
+      const result = await savePersonalInfo(values);
+      if (result.lockedFields.length > 0)
+        throw new Error(`locked:${t('errorLocked', { fields: result.lockedFields.join(', ') })}`);
+    });
+
+  const uploaded = (key: string) => (r: Resource) => setUploads((u) => ({ ...u, [key]: r }));
+  const needs = (keys: string[]) => keys.find((k) => !uploads[k]);
+  const continueUploads = (keys: string[], names: Record<string, string>) => (event: Event) => {
+    event.preventDefault();
+    const missing = done ? undefined : needs(keys);
+    if (missing) setError(t('missingItem', { item: names[missing] }));
+    else void run(async () => undefined);
+  };
+  const actions = (
+    <>
+      <ErrorMessage message={error} />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {busy ? t('sending') : label}
+        </button>
+      </div>
+    </>
+  );
+
+  switch (kind) {
+    case 'personal_information':
+    case 'company_data': {
+      const fields = kind === 'company_data' ? session.companyData : session.personalInfo;
+      return (
+        <>
+          <p>{t(`intro_${kind}` as MessageKey)}</p>
+          {fields ? (
+            <FieldsForm
+              t={t}
+              lang={lang}
+              fields={fields}
+              legalForms={session.companyData?.legalForms}
+              busy={busy}
+              error={error}
+              submitLabel={label}
+              onSubmit={saveFields}
+            />
+          ) : null}
+        </>
+      );
+    }
+    case 'questionnaire': {
+      const q = session.questionnaire;
+      if (!q) {
+        return (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              void run(async () => undefined);
+            }}
+          >
+            {actions}
+          </form>
+        );
+      }
+      return (
+        <>
+          <p>{t('intro_questionnaire')}</p>
+          <h2>{q.questionnaire.title}</h2>
+          <QuestionnaireForm
+            t={t}
+            questions={q.questionnaire.questions}
+            answers={q.answers}
+            busy={busy}
+            error={error}
+            submitLabel={label}
+            onSubmit={(answers) => run(async () => void (await saveAnswers(answers)))}
+          />
+        </>
+      );
+    }
+    case 'identity_doc': {
+      const twoSided = TWO_SIDED.has(documentType);
+      const keys = twoSided ? ['document_front', 'document_back'] : ['document_front'];
+      const names = {
+        document_front: twoSided ? t('side_front') : t('side_page'),
+        document_back: t('side_back'),
+      };
+      return (
+        <form onSubmit={continueUploads(keys, names)} noValidate>
+          <p>{t('intro_identity_doc')}</p>
+          <fieldset class="field">
+            <legend>{t('documentType')}</legend>
+            <div class="choices">
+              {DOCUMENT_TYPES.map((type) => (
+                <label key={type} class="choice">
+                  <input
+                    type="radio"
+                    name="documentType"
+                    value={type}
+                    checked={documentType === type}
+                    onChange={() => {
+                      setDocumentType(type);
+                      setUploads({});
+                    }}
+                  />
+                  {t(`doc_${type}` as MessageKey)}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+          <UploadSlot
+            key={`${documentType}-front`}
+            t={t}
+            id="doc-front"
+            label={names.document_front}
+            slot="document_front"
+            types={IMAGE_TYPES}
+            capture="environment"
+            fields={{ documentType, side: 'front' }}
+            uploaded={uploads.document_front}
+            onUploaded={uploaded('document_front')}
+          />
+          {twoSided ? (
+            <UploadSlot
+              key={`${documentType}-back`}
+              t={t}
+              id="doc-back"
+              label={names.document_back}
+              slot="document_back"
+              types={IMAGE_TYPES}
+              capture="environment"
+              fields={{ documentType, side: 'back' }}
+              uploaded={uploads.document_back}
+              onUploaded={uploaded('document_back')}
+            />
+          ) : null}
+          {actions}
+        </form>
+      );
+    }
+    case 'selfie':
+      return (
+        <form onSubmit={continueUploads(['selfie'], { selfie: t('step_selfie') })} noValidate>
+          <p>{t('intro_selfie')}</p>
+          <UploadSlot
+            t={t}
+            id="selfie"
+            label={t('takeSelfie')}
+            slot="selfie"
+            types={IMAGE_TYPES}
+            capture="user"
+            uploaded={uploads.selfie}
+            onUploaded={uploaded('selfie')}
+          />
+          {actions}
+        </form>
+      );
+    case 'liveness':
+      return (
+        <form
+          onSubmit={continueUploads(['liveness_video'], { liveness_video: t('step_liveness') })}
+          noValidate
+        >
+          <p>{t('intro_liveness')}</p>
+          <LivenessCapture t={t} uploaded={uploads.liveness_video} onUploaded={uploaded('liveness_video')} />
+          {actions}
+        </form>
+      );
+    case 'poa':
+      return (
+        <form onSubmit={continueUploads(['poa'], { poa: t('step_poa') })} noValidate>
+          <p>{t('intro_poa')}</p>
+          <UploadSlot
+            t={t}
+            id="poa"
+            label={t('step_poa')}
+            slot="additional"
+            types={[...IMAGE_TYPES, ...PDF_TYPES]}
+            capture="environment"
+            fields={{ documentType: 'proof_of_address' }}
+            uploaded={uploads.poa}
+            onUploaded={uploaded('poa')}
+          />
+          {actions}
+        </form>
+      );
+    default: {
+      // company_docs / company_documents: one capture per required document type, else the minimum count.
+      const required = session.companyData?.requiredDocuments ?? [];
+      const count =
+        required.length > 0 ? required.length : Math.max(1, session.companyData?.documentsMinRequired ?? 1);
+      const docs =
+        required.length > 0 ? required : Array.from({ length: count }, (_, i) => `document_${i + 1}`);
+      const names = Object.fromEntries(
+        docs.map((d, i) => [d, required.length > 0 ? readable(d) : `${t('companyDocType')} ${i + 1}`]),
+      );
+      return (
+        <form onSubmit={continueUploads(docs, names)} noValidate>
+          <p>{t('intro_company_docs')}</p>
+          {required.length > 0 ? (
+            <p class="hint">{t('companyDocsRequired', { list: required.map(readable).join(', ') })}</p>
+          ) : null}
+          {docs.map((d) => (
+            <UploadSlot
+              key={d}
+              t={t}
+              id={`company-${d}`}
+              label={names[d]}
+              slot="company_doc"
+              types={[...PDF_TYPES, ...IMAGE_TYPES]}
+              fields={{ documentType: required.length > 0 ? d : 'other' }}
+              uploaded={uploads[d]}
+              onUploaded={uploaded(d)}
+            />
+          ))}
+          {actions}
+        </form>
+      );
+    }
+  }
+}
