@@ -20,3 +20,4 @@ export * from './outbox-notify.migration';
 export * from './batcher';
 export * from './ttl-cache';
 export * from './cache-invalidation';
+export * from './input-edge';

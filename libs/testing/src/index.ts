@@ -8,3 +8,4 @@ export * from './service-checks';
 export * from './service-suite';
 export * from './dispatcher-process';
 export * from './certificate';
+export * from './raw-http';
