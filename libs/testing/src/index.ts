@@ -9,3 +9,4 @@ export * from './service-suite';
 export * from './dispatcher-process';
 export * from './certificate';
 export * from './raw-http';
+export * from './timing';

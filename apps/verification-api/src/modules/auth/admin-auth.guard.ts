@@ -20,7 +20,7 @@ export class AdminAuthGuard implements CanActivate {
     const value = request.headers.authorization;
     const token = typeof value === 'string' && value.startsWith('Bearer ') ? value.slice(7) : '';
     if (!safeEqual(token, expected)) {
-      await this.rateLimits.authFailure(request.ip);
+      await this.rateLimits.authFailure(request.ip, 'operator');
       throw unauthorized('Invalid operator token');
     }
     return true;
