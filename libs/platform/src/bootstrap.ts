@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { normalizeError } from './exception-filters';
 import { refuseUnstorableInput } from './input-edge';
+import { recordRoutes } from './route-table';
 import { Logger } from 'nestjs-pino';
 import { bindRequestLogger, logRequests, requestIdFor } from './logging';
 import { MetricsService } from './metrics';
@@ -110,6 +111,7 @@ export async function configureApp(app: NestFastifyApplication, opts: { rpc?: bo
   app.useLogger(app.get(Logger));
   app.flushLogs();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  recordRoutes(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();

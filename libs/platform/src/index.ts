@@ -21,3 +21,4 @@ export * from './batcher';
 export * from './ttl-cache';
 export * from './cache-invalidation';
 export * from './input-edge';
+export * from './route-table';

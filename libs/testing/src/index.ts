@@ -10,3 +10,4 @@ export * from './dispatcher-process';
 export * from './certificate';
 export * from './raw-http';
 export * from './timing';
+export * from './fuzz';
