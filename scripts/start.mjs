@@ -1,32 +1,38 @@
 #!/usr/bin/env node
 // Host mode: runs the whole system without Docker. Makes sure Postgres and Redis are up (the same
-// bootstrap as the test command), builds, migrates, starts every app and the custody worker with logs
+// bootstrap as the test command), builds, migrates, starts every app and both workers with logs
 // prefixed by service, prints each URL once healthy, and stops everything cleanly on Ctrl-C (SIGINT/SIGTERM).
 //
 //   pnpm start                 build, migrate, run
 //   pnpm start -- --no-build   skip the build (dist/ must exist)
-//   TESSERA_PORT_BASE=4000     ports 4001–4004 and 4012 instead of 3001–3004 and 3012
+//   pnpm start -- --chain evm  also run a local Hardhat node (port 8545, i.e. TESSERA_PORT_BASE + 5545) with
+//                              the USDT stand-in deployed, and point the custody worker's `evm` chain at it
+//                              (live keys' ETH and USDT; 2 confirmations; docs/decisions/0213)
+//   TESSERA_PORT_BASE=4000     ports 4001–4004, 4011 and 4012 instead of 3001–3004, 3011 and 3012, and its own
+//                              database (tessera_4000) and queue prefix (tessera-4000)
+// Secrets and the operator token live in `.env` (generated on first run; scripts/lib/host-env.mjs).
 import { spawn, spawnSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hostEnv, localTls } from './lib/host-env.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const args = new Set(process.argv.slice(2));
-const base = Number(process.env.TESSERA_PORT_BASE ?? 3000);
+const argv = process.argv.slice(2);
+const args = new Set(argv);
+const chainArg = argv.includes('--chain') ? argv[argv.indexOf('--chain') + 1] : 'sim';
+if (!['sim', 'evm'].includes(chainArg)) {
+  process.stderr.write(`--chain must be sim or evm, not ${chainArg}\n`);
+  process.exit(2);
+}
 const say = (line) => process.stdout.write(`[tessera] ${line}\n`);
 
-const shared = {
-  DATABASE_URL: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/tessera',
-  REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-  LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-  QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? 'tessera',
-  // Development values only; a real deployment sets its own (docs/deploy.md).
-  ADMIN_TOKEN: process.env.ADMIN_TOKEN ?? 'dev-admin-token-change-me',
-  SECRETS_MASTER_KEY:
-    process.env.SECRETS_MASTER_KEY ?? Buffer.alloc(32, 'tessera-dev-only').toString('base64'),
-  INTERNAL_SERVICE_TOKEN: process.env.INTERNAL_SERVICE_TOKEN ?? 'dev-internal-service-token',
-  HOST: '127.0.0.1',
-};
+// Database, Redis prefix and secrets of this checkout (scripts/lib/host-env.mjs): `.env`, written on first run.
+const host = hostEnv(root);
+const base = host.base;
+if (host.created)
+  say(`wrote ${host.envFile} with generated secrets (ADMIN_TOKEN and others); delete it for new ones`);
+const shared = { ...host.env, HOST: '127.0.0.1' };
 
 const services = [
   {
@@ -35,23 +41,41 @@ const services = [
     port: base + 1,
     env: { PUBLIC_BASE_URL: `http://localhost:${base + 1}` },
   },
+  {
+    name: 'verification-worker',
+    entry: 'apps/verification-api/dist/worker.js',
+    port: base + 11,
+    portVar: 'WORKER_PORT',
+    env: { PUBLIC_BASE_URL: `http://localhost:${base + 1}` },
+  },
   { name: 'custody-api', entry: 'apps/custody-api/dist/main.js', port: base + 2 },
   {
     name: 'custody-worker',
     entry: 'apps/custody-api/dist/worker.js',
     port: base + 12,
     portVar: 'WORKER_PORT',
+    env: {},
   },
-  { name: 'webhook-dispatcher', entry: 'apps/webhook-dispatcher/dist/main.js', port: base + 3 },
+  {
+    name: 'webhook-dispatcher',
+    entry: 'apps/webhook-dispatcher/dist/main.js',
+    port: base + 3,
+    // Host mode only: deliveries may reach `pnpm webhooks:listen` on loopback, over its local certificate.
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32,::1/128', WEBHOOK_CA_FILE: localTls(root).certFile },
+  },
   {
     name: 'media-store',
     entry: 'apps/media-store/dist/main.js',
     port: base + 4,
-    env: { MEDIA_STORAGE: 'fs', MEDIA_FS_ROOT: join(root, '.tessera/media') },
+    // Local disk by default; MEDIA_STORAGE=s3 with the S3_* settings in your shell switches to S3 or MinIO.
+    env: {
+      MEDIA_STORAGE: process.env.MEDIA_STORAGE ?? 'fs',
+      MEDIA_FS_ROOT: process.env.MEDIA_FS_ROOT ?? join(root, '.tessera/media'),
+    },
   },
 ];
 for (const s of services)
-  if (s.name === 'verification-api') s.env.MEDIA_STORE_URL = `http://127.0.0.1:${base + 4}`;
+  if (s.name.startsWith('verification-')) s.env.MEDIA_STORE_URL = `http://127.0.0.1:${base + 4}`;
 
 function run(command, commandArgs, extraEnv = {}) {
   const result = spawnSync(command, commandArgs, {
@@ -77,6 +101,59 @@ run('pnpm', ['db:migrate'], shared);
 
 const children = new Map();
 let stopping = false;
+let exitCode = 0;
+
+if (chainArg === 'evm') {
+  const port = base + 5545;
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  say(`starting a Hardhat node on ${rpcUrl}`);
+  // The node itself is the child (not npx), so stopping it stops the chain.
+  const hardhat = spawn(
+    process.execPath,
+    [
+      realpathSync(join(root, 'apps/custody-api/node_modules/hardhat/internal/cli/cli.js')),
+      'node',
+      '--config',
+      join(root, 'deploy/hardhat/hardhat.config.js'),
+      '--hostname',
+      '127.0.0.1',
+      '--port',
+      String(port),
+    ],
+    // Hardhat insists on being resolvable from its working directory: custody-api holds the dev dependency.
+    { cwd: join(root, 'apps/custody-api'), stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  children.set('hardhat', hardhat);
+  prefixLines(hardhat.stderr.setEncoding('utf8'), 'hardhat', process.stderr);
+  hardhat.on('exit', (code, signal) => {
+    children.delete('hardhat');
+    if (!stopping) {
+      say(`hardhat exited (${signal ?? code}); stopping everything`);
+      stop(1);
+    }
+  });
+  const { deployUsdt } = await import('../deploy/hardhat/deploy-usdt.mjs');
+  let usdt;
+  for (let i = 0; !usdt; i++) {
+    try {
+      usdt = await deployUsdt(rpcUrl);
+    } catch (err) {
+      if (i > 240) {
+        say(`Hardhat did not come up: ${err.message}`);
+        stop(1);
+        await new Promise(() => {});
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  say(`USDT stand-in deployed at ${usdt}`);
+  Object.assign(services.find((s) => s.name === 'custody-worker').env, {
+    CHAIN_EVM_RPC_URL: rpcUrl,
+    CHAIN_EVM_CHAIN_ID: '31337',
+    CHAIN_EVM_USDT_CONTRACT: usdt,
+    CHAIN_EVM_CONFIRMATIONS: '2',
+  });
+}
 
 function prefixLines(stream, name, out) {
   let buffer = '';
@@ -126,7 +203,6 @@ async function healthy(service) {
   return false;
 }
 
-let exitCode = 0;
 function stop(code = 0) {
   if (stopping) return;
   stopping = true;
@@ -149,6 +225,12 @@ if (results.every(Boolean)) {
   say('all services healthy:');
   for (const s of services)
     say(`  ${s.name.padEnd(20)} http://localhost:${s.port}  (health: /health, metrics: /metrics)`);
+  say(`operator token: ADMIN_TOKEN in ${host.envFile}; demo product, keys and a funded wallet: pnpm seed`);
+  if (base !== 3000) {
+    say(
+      `CLIs for this instance: DATABASE_URL=${shared.DATABASE_URL} QUEUE_PREFIX=${shared.QUEUE_PREFIX} pnpm --filter <app> cli …`,
+    );
+  }
   say('press Ctrl-C to stop');
 } else {
   say(

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { normalizeError, PlatformModule } from '@tessera/platform';
+import { cliFailure, PlatformModule } from '@tessera/platform';
 import { loadEnv } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
@@ -17,6 +17,7 @@ const USAGE = `Usage: pnpm --filter @tessera/custody-api cli <command>
   tenant-assets <tenantId>
   disable-asset <tenantId> <assetId|symbol>
   enable-asset <tenantId> <assetId|symbol>
+  gas-station <tenantId>        the address paying the tenant's live USDT gas (fund it with ETH)
 Prints JSON; the same calls as the operator API (POST /admin/...).`;
 
 @Module({})
@@ -63,6 +64,7 @@ async function run(args: string[]): Promise<unknown> {
     'tenant-assets',
     'disable-asset',
     'enable-asset',
+    'gas-station',
   ];
   if (!command || !commands.includes(command)) {
     throw Object.assign(new Error(USAGE), { usage: true });
@@ -75,6 +77,7 @@ async function run(args: string[]): Promise<unknown> {
     if (command === 'disable-asset' || command === 'enable-asset') {
       return await assets.setEnabledFor(first ?? '', second ?? '', command === 'enable-asset');
     }
+    if (command === 'gas-station') return await tenants.gasStation(first ?? '');
     if (command === 'create-tenant') return await tenants.createTenant({ name: first });
     if (command === 'create-key') {
       return await tenants.createKey(first, {
@@ -96,7 +99,7 @@ run(process.argv.slice(2)).then(
   },
   (err: Error & { usage?: boolean }) => {
     if (err.usage) process.stderr.write(`${err.message}\n`);
-    else process.stdout.write(`${JSON.stringify(normalizeError(err), null, 2)}\n`);
+    else process.stdout.write(`${JSON.stringify(cliFailure(err), null, 2)}\n`);
     process.exit(1);
   },
 );

@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
 import { AssetsRepository } from '../src/modules/assets/assets.repository';
+import { SANDBOX_ONLY_SCOPES, SCOPES } from '../src/modules/tenants/scopes';
 import {
   admin,
   ASSETS,
@@ -235,5 +236,34 @@ describe('per-tenant assets', () => {
       status: 404,
       message: 'Asset not found',
     });
+  });
+
+  it('the CLI names a bad or missing setting in one JSON message, without a stack trace', async () => {
+    const env = { PATH: process.env.PATH, SECRETS_MASTER_KEY: 'not-a-key' };
+    const failure = await promisify(execFile)(process.execPath, [CLI, 'create-tenant', 'x'], { env }).catch(
+      (err: { code: number; stdout: string; stderr: string }) => err,
+    );
+    expect(failure).toMatchObject({ code: 1 });
+    const { stdout, stderr } = failure as { stdout: string; stderr: string };
+    expect(JSON.parse(stdout).message).toMatch(
+      /DATABASE_URL: .*\n.*SECRETS_MASTER_KEY: must be base64 of exactly 32 bytes/s,
+    );
+    expect(`${stdout}${stderr}`).not.toMatch(/\n\s+at /);
+  });
+
+  it('the scope preset "all" gives a key every scope of its environment; a wallet takes the asset symbol', async () => {
+    const tenantId = await createTenant(h.api, 'Preset');
+    const keyFor = (environment: string) =>
+      admin(h.api).post(`/admin/tenants/${tenantId}/keys`, { environment, scopes: 'all' }).expect(201);
+    const test = (await keyFor('test')).body;
+    const live = (await keyFor('live')).body;
+    expect([...test.scopes].sort()).toEqual([...SCOPES].sort());
+    expect([...live.scopes].sort()).toEqual(SCOPES.filter((s) => !SANDBOX_ONLY_SCOPES.includes(s)).sort());
+
+    const api = client(h.api, test);
+    const vault = await api.post('/vaults', { externalId: 'preset', name: 'Preset' }).expect(201);
+    const wallet = await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: 'eth' }).expect(201);
+    expect(wallet.body).toMatchObject({ assetId: ASSETS.ETH });
+    await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: 'DOGE' }).expect(404);
   });
 });

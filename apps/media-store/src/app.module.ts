@@ -3,6 +3,7 @@ import { PlatformModule, type PlatformOptions } from '@tessera/platform';
 import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
+import { ResourcesModule } from './modules/resources/resources.module';
 
 @Module({})
 export class AppModule {
@@ -18,6 +19,7 @@ export class AppModule {
           database: { schema: SCHEMA, entities, migrations },
           ...overrides,
         }),
+        ResourcesModule,
       ],
     };
   }

@@ -8,7 +8,9 @@ import { AdminModule } from './modules/admin/admin.module';
 import { DocsModule } from './modules/docs/docs.module';
 import { ApplicantsModule } from './modules/applicants/applicants.module';
 import { LevelsModule } from './modules/levels/levels.module';
+import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
+import { multipartPlugin, ResourcesModule } from './modules/resources/resources.module';
 
 @Module({})
 export class AppModule {
@@ -22,12 +24,15 @@ export class AppModule {
           config: env,
           errorShape: 'verification',
           database: { schema: SCHEMA, entities, migrations },
+          httpPlugins: [multipartPlugin(env)],
           ...overrides,
         }),
         AdminModule,
         LevelsModule,
         ApplicantsModule,
         SessionsModule,
+        SandboxModule,
+        ResourcesModule,
         webhooksModule(),
         DocsModule,
         // Relays committed outbox rows to webhook.events (OUTBOX_RELAY_ENABLED=false leaves it idle).

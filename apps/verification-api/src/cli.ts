@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { cliFailure } from '@tessera/platform';
 import { runCli } from './cli/run';
 
 void runCli(process.argv.slice(2)).then(
@@ -7,9 +8,7 @@ void runCli(process.argv.slice(2)).then(
     process.exit(code);
   },
   (err: unknown) => {
-    process.stderr.write(
-      `${JSON.stringify({ message: err instanceof Error ? err.message : String(err) })}\n`,
-    );
+    process.stderr.write(`${JSON.stringify(cliFailure(err), null, 2)}\n`);
     process.exit(1);
   },
 );

@@ -6,3 +6,4 @@ export * from './request-signing';
 export * from './secrets';
 export * from './sdk-token';
 export * from './webhook-signature';
+export * from './resource-id';

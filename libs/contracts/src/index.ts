@@ -5,3 +5,4 @@ export * from './webhooks-catalog';
 export * from './webhooks';
 export * from './custody';
 export * from './verification';
+export * from './media';

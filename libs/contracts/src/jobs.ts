@@ -26,12 +26,38 @@ export const webhookEventPayload = z.object({
 });
 export type WebhookEventPayload = z.infer<typeof webhookEventPayload>;
 
+/** One submitted step to check (verification worker). Redelivery is harmless: the step's status is the guard. */
+export const verificationStepCheckPayload = z.object({
+  stepId: z.string().uuid(),
+  applicantId: z.string().uuid(),
+  kind: z.string().min(1),
+  /** The step's `updated_at` when it was found `submitted`: one job per submission. */
+  submittedAt: z.string().datetime({ offset: true }),
+});
+export type VerificationStepCheckPayload = z.infer<typeof verificationStepCheckPayload>;
+
+/** A sweep of enrollments whose link expired (verification worker, repeated). */
+export const verificationEnrollmentExpiryPayload = z.object({
+  /** Enrollments handled per sweep. */
+  batchSize: z.number().int().min(1).max(10000).default(500),
+});
+
 export const JOBS = {
   WEBHOOK_EVENT: defineJob(QUEUES.WEBHOOK_EVENTS, 'webhook.event.v1', webhookEventPayload),
   CUSTODY_TRANSACTION_ADVANCE: defineJob(
     QUEUES.CUSTODY_TRANSACTIONS,
     'custody.transaction.advance.v1',
     custodyTransactionAdvancePayload,
+  ),
+  VERIFICATION_STEP_CHECK: defineJob(
+    QUEUES.VERIFICATION_CHECKS,
+    'verification.step.check.v1',
+    verificationStepCheckPayload,
+  ),
+  VERIFICATION_ENROLLMENT_EXPIRY: defineJob(
+    QUEUES.VERIFICATION_CHECKS,
+    'verification.enrollments.expire.v1',
+    verificationEnrollmentExpiryPayload,
   ),
 } as const;
 

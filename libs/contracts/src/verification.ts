@@ -237,6 +237,42 @@ export const stepReviewSchema = z
   });
 export type StepReviewInput = z.infer<typeof stepReviewSchema>;
 
+/**
+ * Body of POST /v1/applicants/{externalUserId}/sandbox/review (sandbox credentials only, DECISIONS "Sandbox"):
+ * the verdict to simulate, and optionally an answer per step kind (the other required steps take
+ * reviewAnswer). A RED without reviewRejectType is RETRY.
+ */
+export const sandboxReviewSchema = z
+  .object({
+    reviewAnswer: z.enum(['GREEN', 'RED'], { error: 'must be GREEN or RED' }),
+    reviewRejectType: z.enum(['RETRY', 'FINAL'], { error: 'must be RETRY or FINAL' }).optional(),
+    rejectLabels: z
+      .array(z.string().trim().min(1, 'must not be empty').max(100), { error: 'must be an array of strings' })
+      .max(50)
+      .optional(),
+    moderationComment: reviewComment.optional(),
+    steps: z
+      .record(z.string(), z.enum(['GREEN', 'RED'], { error: 'must be GREEN or RED' }), {
+        error: 'must be an object of step kind to GREEN or RED',
+      })
+      .optional(),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    if (value.reviewAnswer === 'GREEN' && (value.reviewRejectType || value.rejectLabels?.length)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [value.reviewRejectType ? 'reviewRejectType' : 'rejectLabels'],
+        message: 'applies only when reviewAnswer is RED',
+      });
+    }
+    const answers = Object.values(value.steps ?? {});
+    if (value.reviewAnswer === 'GREEN' && answers.includes('RED')) {
+      ctx.addIssue({ code: 'custom', path: ['steps'], message: 'a RED step makes the review RED' });
+    }
+  });
+export type SandboxReviewInput = z.infer<typeof sandboxReviewSchema>;
+
 const booleanQuery = z
   .enum(['true', 'false'], { error: 'must be true or false' })
   .transform((v) => v === 'true');

@@ -93,6 +93,9 @@ const applicantRef = z.object({
   levelName: z.string().nullable().optional(),
   sandbox: z.boolean().optional(),
   createdAtUtc: ts.optional(),
+  /** Operator actions (reset, deactivate, activate): the applicant's status after it, and the reason given. */
+  status: z.string().optional(),
+  reason: z.string().nullable().optional(),
 });
 
 export const applicantReviewedData = z.object({

@@ -9,7 +9,7 @@ import { normalizeError } from './exception-filters';
 import { refuseUnstorableInput } from './input-edge';
 import { recordRoutes } from './route-table';
 import { Logger } from 'nestjs-pino';
-import { bindRequestLogger, logRequests, requestIdFor } from './logging';
+import { bindRequestLogger, logRequests, NestLogger, requestIdFor } from './logging';
 import { MetricsService } from './metrics';
 import { rpcServerOptions } from './rpc';
 import { PLATFORM_OPTIONS, ROOT_LOGGER, type PlatformOptions } from './tokens';
@@ -108,7 +108,8 @@ export const securityHeaders = {
  */
 export async function configureApp(app: NestFastifyApplication, opts: { rpc?: boolean } = {}): Promise<void> {
   const platform = app.get<PlatformOptions>(PLATFORM_OPTIONS);
-  app.useLogger(app.get(Logger));
+  for (const { plugin, options } of platform.httpPlugins ?? []) await app.register(plugin, options);
+  app.useLogger(new NestLogger(app.get(Logger)));
   app.flushLogs();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   recordRoutes(fastify);

@@ -1,4 +1,5 @@
 export * from './bootstrap';
+export * from './cli-output';
 export * from './config';
 export * from './database';
 export * from './errors';

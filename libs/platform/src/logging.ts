@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
@@ -107,4 +108,42 @@ export function logRequests(fastify: FastifyInstance, logger: Logger): void {
     else if (status >= 400) logger.warn(line, 'request completed');
     else logger.info(line, 'request completed');
   });
+}
+
+/** Nest's route-mapping lines at start-up: useful when debugging routing, noise otherwise. */
+const ROUTE_MAPPING_CONTEXTS = new Set(['RoutesResolver', 'RouterExplorer']);
+
+/**
+ * The logger Nest itself writes through: everything goes to pino as JSON, and the route-mapping chatter
+ * (`Mapped {/health, GET} route`) is logged at debug instead of info.
+ */
+export class NestLogger implements LoggerService {
+  constructor(private readonly inner: LoggerService) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    const context = rest[rest.length - 1];
+    if (typeof context === 'string' && ROUTE_MAPPING_CONTEXTS.has(context))
+      this.inner.debug?.(message, ...rest);
+    else this.inner.log(message, ...rest);
+  }
+
+  error(message: unknown, ...rest: unknown[]): void {
+    this.inner.error(message, ...rest);
+  }
+
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.inner.warn(message, ...rest);
+  }
+
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.inner.debug?.(message, ...rest);
+  }
+
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.inner.verbose?.(message, ...rest);
+  }
+
+  fatal(message: unknown, ...rest: unknown[]): void {
+    (this.inner.fatal ?? this.inner.error).call(this.inner, message, ...rest);
+  }
 }

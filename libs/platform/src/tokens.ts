@@ -33,4 +33,15 @@ export interface PlatformOptions {
   workerConcurrency?: number;
   /** Where log lines go (default stdout); tests pass a LogCapture. */
   logDestination?: NodeJS.WritableStream;
+  /**
+   * Fastify plugins this app needs (e.g. multipart), registered on the root instance before the app initialises,
+   * so that Nest's error handling and every hook still apply to their routes.
+   */
+  httpPlugins?: HttpPlugin[];
+}
+
+/** A Fastify plugin with its options, as `app.register` takes them. */
+export interface HttpPlugin {
+  plugin: any;
+  options?: Record<string, unknown>;
 }

@@ -11,3 +11,5 @@ export * from './certificate';
 export * from './raw-http';
 export * from './timing';
 export * from './fuzz';
+export * from './media-store-process';
+export * from './service-process';

@@ -2,6 +2,10 @@ import { type ServiceDatabaseOptions, OutboxEventEntity } from '@tessera/platfor
 import { AddressBookEntryEntity } from '../modules/address-book/entities/address-book-entry.entity';
 import { AssetEntity } from '../modules/assets/entities/asset.entity';
 import { TenantAssetEntity } from '../modules/assets/entities/tenant-asset.entity';
+import { EvmBlockEntity } from '../modules/chain/evm/entities/evm-block.entity';
+import { EvmCursorEntity } from '../modules/chain/evm/entities/evm-cursor.entity';
+import { EvmNonceEntity } from '../modules/chain/evm/entities/evm-nonce.entity';
+import { EvmTransferEntity } from '../modules/chain/evm/entities/evm-transfer.entity';
 import { BalanceEntity } from '../modules/ledger/balance.entity';
 import { LedgerEntryEntity } from '../modules/ledger/ledger-entry.entity';
 import { ApiKeyEntity } from '../modules/tenants/entities/api-key.entity';
@@ -28,6 +32,10 @@ export const entities = [
   IdempotencyKeyEntity,
   OutboxEventEntity,
   TenantAssetEntity,
+  EvmCursorEntity,
+  EvmBlockEntity,
+  EvmNonceEntity,
+  EvmTransferEntity,
 ];
 
 export const databaseOptions = (url: string): ServiceDatabaseOptions => ({

@@ -1,16 +1,33 @@
-import { baseEnvSchema, loadConfig } from '@tessera/platform';
+import { baseEnvSchema, envBoolean, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
+
+const MB = 1024 * 1024;
 
 export const envSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(3004),
-  INTERNAL_SERVICE_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Bearer token of the internal HTTP API (verification-api sends it); compared in constant time. */
+  INTERNAL_SERVICE_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+  /** Where blobs live: `fs` (MEDIA_FS_ROOT) or `s3` (the S3_* settings; MinIO in docker compose). */
   MEDIA_STORAGE: z.enum(['fs', 's3']).default('fs'),
   MEDIA_FS_ROOT: z.string().default('.tessera/media'),
+  /** Upload size limits: images and PDF, and video (issue 9: 20 MB and 100 MB). */
+  MEDIA_MAX_IMAGE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20 * MB),
+  MEDIA_MAX_VIDEO_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(100 * MB),
   S3_ENDPOINT: z.string().url().optional(),
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: z.string().default('tessera-media'),
   S3_ACCESS_KEY_ID: z.string().optional(),
   S3_SECRET_ACCESS_KEY: z.string().optional(),
+  /** Path-style URLs (`endpoint/bucket/key`), as MinIO and s3rver need. */
+  S3_FORCE_PATH_STYLE: envBoolean.default(true),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -1,10 +1,10 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
-import { normalizeError, PlatformModule } from '@tessera/platform';
+import { cliFailure, PlatformModule } from '@tessera/platform';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { type Env, loadEnv } from '../config/env';
+import { type Env, loadEnv, loadScreeningEnv } from '../config/env';
 import { entities, SCHEMA } from '../database/database';
 import { migrations } from '../database/migrations';
 import { LevelsModule } from '../modules/levels/levels.module';
@@ -12,7 +12,11 @@ import { LevelsService } from '../modules/levels/levels.service';
 import { ProductsModule } from '../modules/products/products.module';
 import { ProductsService } from '../modules/products/products.service';
 import { ReviewsModule } from '../modules/reviews/reviews.module';
+import { APPLICANT_ACTIONS } from '../modules/reviews/reviews.repository';
 import { ReviewsService } from '../modules/reviews/reviews.service';
+import { SanctionsListRepository } from '../modules/screening/sanctions-list.repository';
+import { qualityReport } from '../modules/screening/screening-quality';
+import { ScreeningService } from '../modules/screening/screening.service';
 
 @Module({})
 class CliModule {
@@ -43,7 +47,44 @@ export const CLI_USAGE = `Usage: pnpm --filter @tessera/verification-api cli <co
   create-level --product <productId> (--json '<level body>' | --file <path>)
   update-level --product <productId> --level <levelName> (--json '<partial level>' | --file <path>)
   review-step --product <productId> --applicant <externalUserId> --step <kind> (--json '<decision>' | --file <path>)
-    decision: {"reviewAnswer":"GREEN"|"RED","reviewRejectType"?:"RETRY"|"FINAL","rejectLabels"?:[...],"moderationComment"?,"clientComment"?}`;
+    decision: {"reviewAnswer":"GREEN"|"RED","reviewRejectType"?:"RETRY"|"FINAL","rejectLabels"?:[...],"moderationComment"?,"clientComment"?}
+  reset-applicant | deactivate-applicant | activate-applicant | blocklist-applicant | unblock-applicant
+    --product <productId> --applicant <externalUserId> [--reason <text>]
+  import-sanctions --sdn <sdn.csv> [--alt <alt.csv>] [--out <file>]
+    parses a fresh OFAC SDN list (legacy CSV) into the list file the AML screening reads
+    (default: SANCTIONS_LIST_FILE, else the bundled snapshot); restart the workers to use it
+  screen --name <name> [--kind individual|organisation] [--dob YYYY-MM-DD]
+  screening-quality
+    screens the quality set (names built from the list and ordinary names) and prints the table`;
+
+/** Screening commands need only the list file, not the database. */
+function runScreeningCommand(
+  command: string,
+  opts: Record<string, string>,
+  env: Pick<Env, 'SANCTIONS_LIST_FILE'>,
+): { code: number; output: unknown } | undefined {
+  if (!['import-sanctions', 'screen', 'screening-quality'].includes(command)) return undefined;
+  Logger.overrideLogger(['error']);
+  const screening = new ScreeningService(new SanctionsListRepository(), env);
+  switch (command) {
+    case 'import-sanctions':
+      return {
+        code: 0,
+        output: screening.importList({ sdnCsv: need(opts, 'sdn'), altCsv: opts.alt, out: opts.out }),
+      };
+    case 'screen':
+      return {
+        code: 0,
+        output: screening.screen({
+          kind: z.enum(['individual', 'organisation']).parse(opts.kind ?? 'individual'),
+          names: [need(opts, 'name')],
+          dateOfBirth: opts.dob,
+        }),
+      };
+    default:
+      return { code: 0, output: qualityReport(screening) };
+  }
+}
 
 function options(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -80,6 +121,12 @@ export async function runCli(
   const [command, ...rest] = argv;
   if (!command || command === 'help' || command === '--help')
     return { code: command ? 0 : 1, output: { usage: CLI_USAGE } };
+  const screeningOutput = runScreeningCommand(
+    command,
+    options(rest),
+    envVars ? loadScreeningEnv(envVars) : loadScreeningEnv(),
+  );
+  if (screeningOutput) return screeningOutput;
   const env = envVars ? loadEnv(envVars) : loadEnv();
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(env), { logger: ['error'] });
   try {
@@ -123,13 +170,24 @@ export async function runCli(
             .reviewStep(need(opts, 'product'), need(opts, 'applicant'), need(opts, 'step'), decision),
         };
       }
+      case 'reset-applicant':
+      case 'deactivate-applicant':
+      case 'activate-applicant':
+      case 'blocklist-applicant':
+      case 'unblock-applicant': {
+        const action = z.enum(APPLICANT_ACTIONS).parse(command.replace('-applicant', ''));
+        return {
+          code: 0,
+          output: await app
+            .get(ReviewsService)
+            .applicantAction(need(opts, 'product'), need(opts, 'applicant'), action, opts.reason),
+        };
+      }
       default:
         return { code: 1, output: { message: `Unknown command ${command}`, usage: CLI_USAGE } };
     }
   } catch (err) {
-    const normalized = normalizeError(err);
-    const message = normalized.status === 500 && err instanceof Error ? err.message : normalized.message;
-    return { code: 1, output: { message, status: normalized.status } };
+    return { code: 1, output: cliFailure(err) };
   } finally {
     await app.close();
   }

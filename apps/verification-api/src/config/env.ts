@@ -1,7 +1,9 @@
-import { baseEnvSchema, loadConfig } from '@tessera/platform';
+import { baseEnvSchema, envBase64Key32, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
 
 export const envSchema = baseEnvSchema.extend({
+  /** Encrypts secrets and seeds at rest: required by this app (base64 of 32 bytes). */
+  SECRETS_MASTER_KEY: envBase64Key32,
   PORT: z.coerce.number().int().min(0).max(65535).default(3001),
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:3001'),
   /** Partner requests per minute per credential (DECISIONS: 600). */
@@ -17,6 +19,26 @@ export const envSchema = baseEnvSchema.extend({
   SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Hosted SDK API calls and page loads per minute per client IP. */
   SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Port of the worker role's /health and /metrics (node dist/worker.js). */
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(3011),
+  /** Step checks a worker runs at once. */
+  CHECKS_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  /** Backstop poll of the worker's submitted-step sweep (a NOTIFY wakes it at once). */
+  CHECKS_POLL_MS: z.coerce.number().int().min(50).max(60000).default(2000),
+  /** How often the worker expires enrollments whose link has expired. */
+  ENROLLMENT_EXPIRY_SWEEP_MS: z.coerce.number().int().min(100).max(3600000).default(60000),
+  /** The sanctions list file the AML screening reads; the bundled OFAC SDN snapshot when unset. */
+  SANCTIONS_LIST_FILE: z.string().min(1).optional(),
+  /** media-store's internal HTTP API (bytes of resources); metadata goes over Redis RPC. */
+  MEDIA_STORE_URL: z.string().url().default('http://127.0.0.1:3004'),
+  /** Bearer token for media-store's internal API (the same value media-store is given). */
+  INTERNAL_SERVICE_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Hard cap on one SDK upload before media-store's per-kind limits (which answer 413 first). */
+  MEDIA_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(100 * 1024 * 1024),
   ROW_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60000).default(5000),
 });
 
@@ -25,3 +47,7 @@ export type Env = z.infer<typeof envSchema>;
 /** The only reader of process.env in this app. */
 export const loadEnv = (env: Record<string, string | undefined> = process.env): Env =>
   loadConfig(envSchema, env);
+
+/** What the screening commands of the CLI read: they need the list file only, not the database. */
+export const loadScreeningEnv = (env: Record<string, string | undefined> = process.env) =>
+  loadConfig(envSchema.pick({ SANCTIONS_LIST_FILE: true }), env);

@@ -1,4 +1,4 @@
-import { baseEnvSchema, loadConfig } from '@tessera/platform';
+import { baseEnvSchema, envBase64Key32, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
 
 const msList = z
@@ -7,6 +7,8 @@ const msList = z
   .transform((v) => v.split(',').map(Number));
 
 export const envSchema = baseEnvSchema.extend({
+  /** Encrypts secrets and seeds at rest: required by this app (base64 of 32 bytes). */
+  SECRETS_MASTER_KEY: envBase64Key32,
   PORT: z.coerce.number().int().min(0).max(65535).default(3003),
   /** Development and tests only: CIDRs exempt from the public-address rule. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.string().optional(),

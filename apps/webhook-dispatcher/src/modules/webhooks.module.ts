@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { APP_CONFIG } from '@tessera/platform';
 import type { Env } from '../config/env';
@@ -48,9 +49,10 @@ export class WebhooksModule {
           useFactory: (env: Env) => {
             if (!env.WEBHOOK_CA_FILE) return undefined;
             new Logger('WebhookEgress').warn(
-              `WEBHOOK_CA_FILE is set (${env.WEBHOOK_CA_FILE}): receivers' certificates are verified against it only. Development and tests only.`,
+              `WEBHOOK_CA_FILE is set (${env.WEBHOOK_CA_FILE}): receivers' certificates are verified against it as well as the public roots. Development and tests only.`,
             );
-            return readFileSync(env.WEBHOOK_CA_FILE);
+            // Added to Node's public roots, so a local receiver and real partner endpoints both verify.
+            return [...rootCertificates, readFileSync(env.WEBHOOK_CA_FILE, 'utf8')];
           },
         },
         EndpointsRepository,

@@ -3,6 +3,7 @@ import { Init1795220342744 } from './1795220342744-Init';
 import { CustodyCore1795222478689 } from './1795222478689-CustodyCore';
 import { InFlightIndex1795231000000 } from './1795231000000-InFlightIndex';
 import { TenantAssets1795232000000 } from './1795232000000-TenantAssets';
+import { EvmChain1795280000000 } from './1795280000000-EvmChain';
 
 /** Every migration of schema "custody", oldest first. */
 export const migrations = [
@@ -11,4 +12,5 @@ export const migrations = [
   OutboxNotifyTrigger1795230000000,
   InFlightIndex1795231000000,
   TenantAssets1795232000000,
+  EvmChain1795280000000,
 ];

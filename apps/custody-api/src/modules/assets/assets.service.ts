@@ -36,6 +36,13 @@ export class AssetsService {
     return (await this.list()).find((a) => a.id === id);
   }
 
+  /** An asset by its id or its symbol (`eth`, `USDT`): what a person types is accepted as well as the id. */
+  async findByRef(ref: string): Promise<AssetEntity | undefined> {
+    const id = ref.toLowerCase();
+    const symbol = ref.toUpperCase();
+    return (await this.list()).find((a) => a.id === id || a.symbol === symbol);
+  }
+
   /** The ids of the assets disabled for the tenant (usually from memory: no database round trip). */
   async disabledFor(tenantId: string): Promise<ReadonlySet<string>> {
     const cached = this.disabledCache.get(tenantId);
@@ -86,8 +93,7 @@ export class AssetsService {
   /** Operator: enables or disables an asset (id or symbol) for the tenant; answers the tenant's view of it. */
   async setEnabledFor(tenantRef: string, assetRef: string, enabled: boolean) {
     const tenantId = tenantRef.toLowerCase();
-    const assets = await this.list();
-    const asset = assets.find((a) => a.id === assetRef.toLowerCase() || a.symbol === assetRef.toUpperCase());
+    const asset = await this.findByRef(assetRef);
     if (!asset) throw notFound('Asset not found');
     const setting = isUuid(tenantId)
       ? await this.repository.setEnabled(tenantId, asset.id, enabled)

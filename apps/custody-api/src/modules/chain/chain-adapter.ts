@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import type { BalanceDelta } from '../ledger/ledger';
+import type { TransactionRecord } from '../transactions/transaction.record';
 
 export const CHAIN_ADAPTER = Symbol('CHAIN_ADAPTER');
 
@@ -7,13 +10,30 @@ export interface BroadcastRequest {
   network: string;
   destinationAddress: string;
   amount: string;
+  /** The locked transaction row and the database transaction holding the lock (nonces, fee holds). */
+  record: TransactionRecord;
+  manager: EntityManager;
 }
 
-export type BroadcastResult = { ok: true; txHash: string } | { ok: false; reason: string };
+export type BroadcastResult =
+  | {
+      ok: true;
+      txHash: string;
+      /** The network fee reserved for this send (base units of `feeCurrency`) and its ledger hold. */
+      networkFee?: string;
+      feeCurrency?: string;
+      deltas?: BalanceDelta[];
+    }
+  | { ok: false; reason: string; deltas?: BalanceDelta[] };
 
-/** What the transaction machine needs from a chain. `sim` is the only implementation so far. */
+/** What the transaction machine needs from a chain: `sim` (simulator) and `evm` (a JSON-RPC node). */
 export interface ChainAdapter {
   readonly name: string;
+  /**
+   * True when the chain's watcher, not the machine's timer, moves a withdrawal out of Broadcasting and any
+   * transaction out of Confirming (it waits for receipts and confirmations).
+   */
+  readonly watchesConfirmations: boolean;
   /** Delay before the next step of the machine. */
   stepDelayMs(): number;
   /** How long Confirming lasts for an asset needing `confirmations` blocks. */
@@ -27,6 +47,7 @@ export interface ChainAdapter {
  */
 export class SimChainAdapter implements ChainAdapter {
   readonly name = 'sim';
+  readonly watchesConfirmations = false;
 
   constructor(
     private readonly options: { stepDelayMs: number; blockMs: number; failDestinations: string[] },

@@ -2,8 +2,13 @@ import { Module } from '@nestjs/common';
 import { APP_CONFIG } from '@tessera/platform';
 import type { Env } from '../../config/env';
 import { CHAIN_ADAPTER, type ChainAdapter, SimChainAdapter } from './chain-adapter';
+import { ChainRouter } from './chain-router';
+import { EvmChainAdapter } from './evm/evm-chain.adapter';
+import { EvmRpc } from './evm/evm-rpc';
+import { EvmRepository } from './evm/evm.repository';
+import { evmSettingsFromEnv } from './evm/evm-settings';
 
-/** The chain the configuration selects (the simulator is the only adapter so far). */
+/** The simulator: the machine's pacing for every transaction, and the chain of those not on `evm`. */
 export function chainFromEnv(env: Env): ChainAdapter {
   return new SimChainAdapter({
     stepDelayMs: env.CHAIN_SIM_STEP_DELAY_MS,
@@ -19,7 +24,21 @@ export function chainFromEnv(env: Env): ChainAdapter {
       inject: [APP_CONFIG],
       useFactory: chainFromEnv,
     },
+    EvmRepository,
+    {
+      provide: ChainRouter,
+      inject: [APP_CONFIG, CHAIN_ADAPTER, EvmRepository],
+      useFactory: (env: Env, sim: ChainAdapter, repository: EvmRepository) => {
+        const settings = evmSettingsFromEnv(env);
+        if (!settings) return new ChainRouter(sim);
+        const rpc = new EvmRpc(settings.rpcUrl);
+        const adapter = new EvmChainAdapter(settings, rpc, repository, {
+          stepDelayMs: env.CHAIN_SIM_STEP_DELAY_MS,
+        });
+        return new ChainRouter(sim, { settings, rpc, adapter });
+      },
+    },
   ],
-  exports: [CHAIN_ADAPTER],
+  exports: [CHAIN_ADAPTER, ChainRouter, EvmRepository],
 })
 export class ChainModule {}

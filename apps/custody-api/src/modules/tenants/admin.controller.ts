@@ -1,4 +1,4 @@
-import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Access } from '../../common/caller';
 import { idParam } from '../../common/validation';
@@ -21,6 +21,11 @@ export class AdminController {
   @Post('tenants/:tenantId/keys')
   createKey(@Param('tenantId') tenantId: string, @Body() body: unknown) {
     return this.tenants.createKey(idParam(tenantId, 'Tenant'), body);
+  }
+
+  @Get('tenants/:tenantId/gas-station')
+  gasStation(@Param('tenantId') tenantId: string) {
+    return this.tenants.gasStation(idParam(tenantId, 'Tenant'));
   }
 
   @Post('keys/:apiKey/revoke')

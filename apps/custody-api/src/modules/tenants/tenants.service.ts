@@ -6,14 +6,22 @@ import { z } from 'zod';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { cidrProblem } from '@tessera/auth';
+import { gasStationAddress, gasStationPath } from '../chain/evm/evm-keys';
 import { SANDBOX_ONLY_SCOPES, SCOPES } from './scopes';
 import { TenantsRepository } from './tenants.repository';
 
 export const createTenantSchema = z.object({ name: z.string().trim().min(1).max(200) });
 
+/** `"all"` (or `["all"]`) is the preset for every scope the key's environment may carry. */
+const ALL_SCOPES = 'all';
+
 export const createKeySchema = z.object({
   environment: z.enum(['test', 'live']),
-  scopes: z.array(z.enum(SCOPES)).min(1),
+  // The preset alone may be given as a string; a bad element is reported at its index (scopes.0).
+  scopes: z.preprocess(
+    (v) => (v === ALL_SCOPES ? [ALL_SCOPES] : v),
+    z.array(z.enum([...SCOPES, ALL_SCOPES])).min(1),
+  ),
   ipAllowList: z.array(z.string().refine((v) => !cidrProblem(v), 'Must be an IP address or CIDR')).optional(),
 });
 
@@ -25,6 +33,12 @@ export interface ActiveKey {
   scopes: string[];
   allowList: IpAllowList;
   secret: string;
+}
+
+/** The preset `all` becomes every scope of the environment (live keys never get the sandbox-only ones). */
+function expandScopes(scopes: string[], environment: 'test' | 'live'): string[] {
+  if (!scopes.includes(ALL_SCOPES)) return scopes;
+  return SCOPES.filter((s) => environment === 'test' || !SANDBOX_ONLY_SCOPES.includes(s));
 }
 
 const KEY_CACHE_MS = 5000;
@@ -55,7 +69,8 @@ export class TenantsService {
   }
 
   async createKey(tenantId: string, input: unknown) {
-    const body = createKeySchema.parse(input ?? {});
+    const parsed = createKeySchema.parse(input ?? {});
+    const body = { ...parsed, scopes: expandScopes(parsed.scopes, parsed.environment) };
     if (!(await this.repository.findTenant(tenantId))) throw notFound('Tenant not found');
     if (body.environment === 'live' && body.scopes.some((s) => SANDBOX_ONLY_SCOPES.includes(s))) {
       throw badRequest('sandbox:write is for test keys only', {
@@ -107,6 +122,27 @@ export class TenantsService {
         : null;
     this.keyCache.set(apiKey, key, version);
     return key;
+  }
+
+  /**
+   * The tenant's EVM gas station (docs/decisions/0212): the address that pays the gas of its live USDT
+   * withdrawals, for the operator to fund with ETH.
+   */
+  async gasStation(tenantId: string) {
+    const tenant = await this.repository.findTenant(tenantId);
+    if (!tenant?.hdSeedSealed) throw notFound('Tenant not found');
+    const seed = this.openSeed(tenant.id, tenant.hdSeedSealed);
+    try {
+      return {
+        tenantId: tenant.id,
+        network: 'ethereum',
+        environment: 'live',
+        address: gasStationAddress(seed, 'production'),
+        derivationPath: gasStationPath('production'),
+      };
+    } finally {
+      seed.fill(0);
+    }
   }
 
   /** The tenant's BIP32 seed, opened for address derivation. */

@@ -43,7 +43,19 @@ export interface TransactionRecord {
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+  /** On the EVM chain: confirmations counted so far and the block holding the transfer (null elsewhere). */
+  confirmations?: number | null;
+  blockNumber?: string | null;
+  blockHash?: string | null;
 }
+
+/** Decimals of a fee currency that differs from the asset (an ERC-20's fee is paid in ETH). */
+const FEE_CURRENCY_DECIMALS: Record<string, number> = { ETH: 18, BTC: 8, XRP: 6 };
+
+const feeDecimals = (r: TransactionRecord) =>
+  r.feeCurrency && r.feeCurrency !== r.assetSymbol
+    ? (FEE_CURRENCY_DECIMALS[r.feeCurrency] ?? r.assetDecimals)
+    : r.assetDecimals;
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -66,7 +78,7 @@ export function transactionFields(r: TransactionRecord) {
     destinationAddress: r.destinationAddress,
     destinationTag: r.destinationTag,
     txHash: r.txHash,
-    networkFee: r.networkFee === null ? null : formatAmount(r.networkFee, r.assetDecimals),
+    networkFee: r.networkFee === null ? null : formatAmount(r.networkFee, feeDecimals(r)),
     feeCurrency: r.feeCurrency,
     amountUSD: null as string | null,
     feeUSD: null as string | null,
@@ -82,6 +94,9 @@ export function transactionDto(r: TransactionRecord) {
     failureReason: r.failureReason,
     completedAt: iso(r.completedAt),
     updatedAt: iso(r.updatedAt),
+    confirmations: r.confirmations ?? null,
+    blockNumber: r.blockNumber ?? null,
+    blockHash: r.blockHash ?? null,
   };
 }
 

@@ -1,12 +1,18 @@
 import { Module } from '@nestjs/common';
 import { AdvanceEnqueuer } from './advance-enqueuer';
 import { ChainModule } from '../chain/chain.module';
+import { EvmConfirmations } from '../chain/evm/evm-confirmations';
+import { EvmDepositScanner } from '../chain/evm/evm-deposit-scanner';
+import { EvmWatcher } from '../chain/evm/evm-watcher';
 import { StuckTransactionSweeper } from './stuck-transaction-sweeper';
 import { StuckTransactionsRepository } from './stuck-transactions.repository';
 import { TransactionsProcessor } from './transactions.processor';
 import { TransactionsRepository } from './transactions.repository';
 
-/** Worker role: the transaction state machine consumer and the sweeper that re-drives lost steps. */
+/**
+ * Worker role: the transaction state machine consumer, the sweeper that re-drives lost steps, and the EVM
+ * chain watcher (deposits, confirmations, receipts; idle unless CHAIN_EVM_RPC_URL is set).
+ */
 @Module({
   imports: [ChainModule],
   providers: [
@@ -15,6 +21,9 @@ import { TransactionsRepository } from './transactions.repository';
     AdvanceEnqueuer,
     StuckTransactionsRepository,
     StuckTransactionSweeper,
+    EvmDepositScanner,
+    EvmConfirmations,
+    EvmWatcher,
   ],
 })
 export class TransactionsProcessingModule {}

@@ -1,11 +1,13 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import {
   type CustodyTransactionAdvancePayload,
   type CustodyTransactionStatus,
   JOBS,
 } from '@tessera/contracts';
 import { ProcessJob } from '@tessera/platform';
-import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
+import type { EntityManager } from 'typeorm';
+import { ChainRouter } from '../chain/chain-router';
+import { RetryLaterError } from '../chain/evm/evm-chain.adapter';
 import {
   balanceUpdatedEvent,
   NEXT_STATUS,
@@ -28,7 +30,7 @@ export class TransactionsProcessor {
   constructor(
     private readonly repository: TransactionsRepository,
     private readonly enqueuer: AdvanceEnqueuer,
-    @Inject(CHAIN_ADAPTER) private readonly chain: ChainAdapter,
+    private readonly chains: ChainRouter,
   ) {}
 
   @ProcessJob(JOBS.CUSTODY_TRANSACTION_ADVANCE)
@@ -37,34 +39,65 @@ export class TransactionsProcessor {
     if (!current || current.status !== payload.expectedStatus) return;
     const next = NEXT_STATUS[current.status];
     if (!next) return;
+    const chain = this.chains.for(current);
+    // On a watched chain the watcher moves what depends on the chain: a sent withdrawal out of Broadcasting
+    // (its receipt) and anything out of Confirming (its confirmations).
+    if (chain.watchesConfirmations && this.watcherStep(current)) return;
     // The broadcast is the one step with an effect outside the database: it runs under the row lock, so a
-    // cancel either lands before it (and nothing is broadcast) or waits and then finds Broadcasting.
-    const updated =
-      next === 'Broadcasting' && current.type !== 'InternalTransfer'
-        ? await this.repository.transitionWhileLocked(current.id, current.status, (locked) =>
-            this.broadcast(locked),
+    // cancel either lands before it (and nothing is broadcast) or waits and then finds Broadcasting. A
+    // deposit on a watched chain was broadcast by its sender: the step only moves its status.
+    const sends =
+      next === 'Broadcasting' &&
+      current.type !== 'InternalTransfer' &&
+      !(chain.watchesConfirmations && current.type === 'Deposit');
+    let updated: TransactionRecord | undefined;
+    try {
+      updated = sends
+        ? await this.repository.transitionWhileLocked(current.id, current.status, (locked, manager) =>
+            this.broadcast(locked, manager),
           )
         : await this.apply(current, this.move(current, next, null, null));
+    } catch (err) {
+      if (err instanceof RetryLaterError) {
+        this.logger.warn({ transactionId: current.id, reason: err.message }, 'broadcast postponed');
+      }
+      throw err;
+    }
     if (!updated) return;
     this.logger.debug({ transactionId: updated.id, status: updated.status }, 'transaction moved');
     if (TERMINAL_STATUSES.includes(updated.status)) return;
+    if (chain.watchesConfirmations && this.watcherStep(updated)) return;
     await this.enqueuer.enqueue(updated.id, updated.status, updated.assetConfirmations);
+  }
+
+  private watcherStep(t: TransactionRecord): boolean {
+    return t.status === 'Confirming' || (t.status === 'Broadcasting' && t.type === 'Withdrawal');
   }
 
   private apply(current: TransactionRecord, m: TransitionMove) {
     return this.repository.transition(current.id, current.status, m.next, m.patch, m.deltas, m.events);
   }
 
-  private async broadcast(current: TransactionRecord): Promise<TransitionMove> {
-    const result = await this.chain.broadcast({
+  private async broadcast(current: TransactionRecord, manager: EntityManager): Promise<TransitionMove> {
+    const result = await this.chains.for(current).broadcast({
       transactionId: current.id,
       network: current.assetNetwork,
       destinationAddress: current.destinationAddress,
       amount: current.amount,
+      record: current,
+      manager,
     });
-    return result.ok
-      ? this.move(current, 'Broadcasting', result.txHash, null)
-      : this.move(current, 'Failed', null, result.reason);
+    if (!result.ok) return this.move(current, 'Failed', null, result.reason);
+    const m = this.move(current, 'Broadcasting', result.txHash, null);
+    return {
+      ...m,
+      patch: { ...m.patch, networkFee: result.networkFee ?? null, feeCurrency: result.feeCurrency ?? null },
+      deltas: result.deltas ?? [],
+      events: (t) => [
+        statusUpdatedEvent(t, current.status),
+        ...((result.deltas ?? []).length > 0 ? [balanceUpdatedEvent(t.tenantId, t.vaultId, t.assetId)] : []),
+      ],
+    };
   }
 
   private move(

@@ -10,9 +10,29 @@ import type { TransactionRecord } from './transaction.record';
 /** One move of the machine: the next status, the row patch, its ledger effect and its events. */
 export interface TransitionMove {
   next: CustodyTransactionStatus;
-  patch: { txHash?: string | null; failureReason?: string | null; terminal: boolean };
+  patch: {
+    txHash?: string | null;
+    failureReason?: string | null;
+    terminal: boolean;
+    /** Base units of feeCurrency. */
+    networkFee?: string | null;
+    feeCurrency?: string | null;
+  };
   deltas: BalanceDelta[];
   events: (updated: TransactionRecord) => OutboxEvent[];
+}
+
+/** A deposit found on-chain (amount in base units). */
+export interface NewDeposit {
+  id: string;
+  tenantId: string;
+  vaultId: string;
+  assetId: string;
+  walletId: string;
+  amount: bigint;
+  sourceAddress: string;
+  destinationAddress: string;
+  txHash: string;
 }
 
 export interface TransactionFilters {
@@ -34,10 +54,12 @@ const RECORD_SELECT = `
          t."amount", t."source_address" AS "sourceAddress", t."destination_address" AS "destinationAddress",
          t."destination_tag" AS "destinationTag", t."tx_hash" AS "txHash", t."network_fee" AS "networkFee",
          t."fee_currency" AS "feeCurrency", t."note", t."failure_reason" AS "failureReason",
-         t."created_at" AS "createdAt", t."updated_at" AS "updatedAt", t."completed_at" AS "completedAt"
+         t."created_at" AS "createdAt", t."updated_at" AS "updatedAt", t."completed_at" AS "completedAt",
+         e."confirmations", e."block_number" AS "blockNumber", e."block_hash" AS "blockHash"
   FROM "transactions" t
   JOIN "vaults" v ON v."id" = t."vault_id"
-  JOIN "assets" a ON a."id" = t."asset_id"`;
+  JOIN "assets" a ON a."id" = t."asset_id"
+  LEFT JOIN "evm_transfers" e ON e."transaction_id" = t."id"`;
 
 @Injectable()
 export class TransactionsRepository {
@@ -113,7 +135,7 @@ export class TransactionsRepository {
   async transitionWhileLocked(
     id: string,
     expected: CustodyTransactionStatus,
-    decide: (locked: TransactionRecord) => Promise<TransitionMove>,
+    decide: (locked: TransactionRecord, manager: EntityManager) => Promise<TransitionMove>,
   ): Promise<TransactionRecord | undefined> {
     return this.db.transaction(async (manager) => {
       const [locked] = (await manager.query(
@@ -121,11 +143,59 @@ export class TransactionsRepository {
         [id, expected],
       )) as TransactionRecord[];
       if (!locked) return undefined;
-      return this.applyTransition(manager, id, expected, await decide(locked));
+      return this.applyTransition(manager, id, expected, await decide(locked, manager));
     });
   }
 
-  private async applyTransition(
+  /**
+   * Deposits found on-chain, inside the caller's database transaction and in a fixed number of statements
+   * whatever their count: the Submitted rows, their pending credits (balance rows locked in wallet-id order,
+   * like every other writer), the ledger entries, and transaction.created plus balance.updated in the outbox.
+   */
+  async insertDeposits(
+    manager: EntityManager,
+    deposits: NewDeposit[],
+    events: (record: TransactionRecord) => OutboxEvent[],
+  ): Promise<TransactionRecord[]> {
+    if (deposits.length === 0) return [];
+    const rows = JSON.stringify(deposits.map((d) => ({ ...d, amount: String(d.amount) })));
+    await manager.query(
+      `INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
+         "wallet_id", "amount", "source_address", "destination_address", "tx_hash", "created_at", "updated_at")
+       SELECT d."id", d."tenantId", 'production', 'Deposit', 'Submitted', d."vaultId", d."assetId", d."walletId",
+              d."amount"::numeric, d."sourceAddress", d."destinationAddress", d."txHash", now(), now()
+       FROM jsonb_to_recordset($1::jsonb) AS d("id" uuid, "tenantId" uuid, "vaultId" uuid, "assetId" uuid,
+         "walletId" uuid, "amount" text, "sourceAddress" text, "destinationAddress" text, "txHash" text)`,
+      [rows],
+    );
+    const wallets = [...new Set(deposits.map((d) => d.walletId))].sort();
+    await manager.query(
+      `SELECT 1 FROM "balances" WHERE "wallet_id" = ANY($1::uuid[]) ORDER BY "wallet_id" FOR UPDATE`,
+      [wallets],
+    );
+    await manager.query(
+      `UPDATE "balances" b SET "pending" = b."pending" + s."amount", "updated_at" = now()
+       FROM (SELECT d."walletId", sum(d."amount"::numeric) AS "amount"
+             FROM jsonb_to_recordset($1::jsonb) AS d("walletId" uuid, "amount" text) GROUP BY d."walletId") s
+       WHERE b."wallet_id" = s."walletId"`,
+      [rows],
+    );
+    await manager.query(
+      `INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
+         "pending_delta", "locked_delta")
+       SELECT d."walletId", d."id", 'deposit-pending', 0, 0, d."amount"::numeric, 0
+       FROM jsonb_to_recordset($1::jsonb) AS d("id" uuid, "walletId" uuid, "amount" text)`,
+      [rows],
+    );
+    const records = (await manager.query(`${RECORD_SELECT} WHERE t."id" = ANY($1::uuid[])`, [
+      deposits.map((d) => d.id),
+    ])) as TransactionRecord[];
+    await appendToOutbox(manager, records.flatMap(events));
+    return records;
+  }
+
+  /** A move applied inside the caller's database transaction (the EVM watcher's moves). */
+  async applyTransition(
     manager: EntityManager,
     id: string,
     expected: CustodyTransactionStatus,
@@ -136,9 +206,19 @@ export class TransactionsRepository {
       await manager.query(
         `UPDATE "transactions" SET "status" = $3, "updated_at" = now(),
            "tx_hash" = COALESCE($4, "tx_hash"), "failure_reason" = COALESCE($5, "failure_reason"),
-           "completed_at" = CASE WHEN $6::boolean THEN now() ELSE "completed_at" END
+           "completed_at" = CASE WHEN $6::boolean THEN now() ELSE "completed_at" END,
+           "network_fee" = COALESCE($7, "network_fee"), "fee_currency" = COALESCE($8, "fee_currency")
          WHERE "id" = $1 AND "status" = $2 RETURNING "id"`,
-        [id, expected, next, patch.txHash ?? null, patch.failureReason ?? null, patch.terminal],
+        [
+          id,
+          expected,
+          next,
+          patch.txHash ?? null,
+          patch.failureReason ?? null,
+          patch.terminal,
+          patch.networkFee ?? null,
+          patch.feeCurrency ?? null,
+        ],
       ),
     );
     if (moved.length === 0) return undefined;

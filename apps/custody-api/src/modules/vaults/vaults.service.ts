@@ -15,7 +15,8 @@ export const createVaultSchema = z.object({
 });
 
 export const createWalletSchema = z.object({
-  assetId: z.string().uuid(),
+  /** The asset's id, or its symbol (`ETH`). */
+  assetId: z.string().trim().min(1).max(64),
   label: z.string().max(200).optional(),
 });
 
@@ -89,7 +90,7 @@ export class VaultsService {
   async createWallet(caller: Caller, vaultId: string, input: unknown) {
     const body = createWalletSchema.parse(input ?? {});
     await this.vaultOrThrow(caller, vaultId);
-    const asset = await this.assets.find(body.assetId);
+    const asset = await this.assets.findByRef(body.assetId);
     if (!asset) throw notFound('Asset not found');
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
     const wallet = await this.repository.createWallet(

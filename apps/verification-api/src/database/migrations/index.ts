@@ -2,6 +2,7 @@ import { OutboxNotifyTrigger1795230000000 } from '@tessera/platform';
 import { Init1795220341858 } from './1795220341858-Init';
 import { Core1795222519808 } from './1795222519808-Core';
 import { ReviewColumns1795231000000 } from './1795231000000-ReviewColumns';
+import { Checks1795270000000 } from './1795270000000-Checks';
 
 /** Every migration of schema "verification", oldest first. */
 export const migrations = [
@@ -9,4 +10,5 @@ export const migrations = [
   Core1795222519808,
   OutboxNotifyTrigger1795230000000,
   ReviewColumns1795231000000,
+  Checks1795270000000,
 ];

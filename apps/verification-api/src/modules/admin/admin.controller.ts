@@ -1,9 +1,10 @@
-import { Body, Controller, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
 import { z } from 'zod';
 import { AdminAuthGuard } from '../auth/admin-auth.guard';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
+import { APPLICANT_ACTIONS } from '../reviews/reviews.repository';
 import { ReviewsService } from '../reviews/reviews.service';
 
 const productBody = z.object({ name: z.string({ error: 'name is required' }).trim().min(1).max(200) });
@@ -11,6 +12,8 @@ const keyBody = z.object({
   environment: z.enum(['production', 'sandbox'], { error: 'environment must be production or sandbox' }),
 });
 const uuid = z.uuid({ error: 'productId must be a UUID' });
+const actionBody = z.object({ reason: z.string().trim().min(1).max(2000).optional() }).strict();
+const action = z.enum(APPLICANT_ACTIONS, { error: `action must be one of ${APPLICANT_ACTIONS.join(', ')}` });
 
 /** Operator API (DECISIONS "Operating interface"): products, keys, levels and step review decisions. */
 @Controller('admin/v1')
@@ -65,5 +68,28 @@ export class AdminController {
     @Body() body: unknown,
   ) {
     return this.reviews.reviewStep(productId, externalUserId, kind, stepReviewSchema.parse(body ?? {}));
+  }
+
+  /** The applicant's steps as the operator reviews them, with what the checks found (screening matches...). */
+  @Get('products/:productId/applicants/:externalUserId/steps')
+  operatorSteps(@Param('productId') productId: string, @Param('externalUserId') externalUserId: string) {
+    return this.reviews.operatorSteps(productId, externalUserId);
+  }
+
+  /** Operator actions on an applicant: reset, deactivate, activate, blocklist, unblock (decision 0132). */
+  @Post('products/:productId/applicants/:externalUserId/:action')
+  @HttpCode(200)
+  applicantAction(
+    @Param('productId') productId: string,
+    @Param('externalUserId') externalUserId: string,
+    @Param('action') name: string,
+    @Body() body: unknown,
+  ) {
+    return this.reviews.applicantAction(
+      productId,
+      externalUserId,
+      action.parse(name),
+      actionBody.parse(body ?? {}).reason,
+    );
   }
 }

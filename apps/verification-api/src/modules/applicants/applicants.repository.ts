@@ -26,6 +26,7 @@ export interface ApplicantRow {
   hasNoShareholders: boolean;
   hasNoDirectors: boolean;
   hasNoRepresentatives: boolean;
+  blocklisted: boolean;
   lockedFields: string[];
 }
 
@@ -69,6 +70,7 @@ const APPLICANT_SELECT = `
          a.reviewed_at AS "reviewedAt", a.created_at AS "createdAt", a.updated_at AS "updatedAt",
          a.has_no_ubos AS "hasNoUbos", a.has_no_shareholders AS "hasNoShareholders",
          a.has_no_directors AS "hasNoDirectors", a.has_no_representatives AS "hasNoRepresentatives",
+         a.blocklisted,
          (SELECT coalesce(jsonb_agg(c.field ORDER BY c.field), '[]'::jsonb)
             FROM field_claims c WHERE c.applicant_id = a.id) AS "lockedFields"
     FROM applicants a LEFT JOIN levels l ON l.id = a.level_id`;

@@ -3,8 +3,10 @@ import {
   companyInfoPatchSchema,
   levelCreateSchema,
   levelPatchSchema,
+  MEDIA_SLOTS,
   PARTNER_REVIEW_EVENTS,
   stepReviewSchema,
+  sandboxReviewSchema,
 } from '@tessera/contracts';
 import { z } from 'zod';
 
@@ -68,6 +70,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
         apiSecret: { type: 'apiKey', in: 'header', name: 'X-Api-Secret' },
         environment: { type: 'apiKey', in: 'header', name: 'X-Environment' },
         operatorToken: { type: 'http', scheme: 'bearer' },
+        sdkToken: { type: 'http', scheme: 'bearer' },
       },
       responses: Object.fromEntries(
         [
@@ -76,6 +79,8 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           [403, 'The applicant belongs to another product'],
           [404, 'Not found for this product'],
           [409, 'Conflict'],
+          [413, 'The file exceeds the size limit of its kind; nothing is stored'],
+          [415, 'The magic bytes are not a type allowed for the slot; nothing is stored'],
           [422, 'Semantically rejected'],
           [429, 'Rate limited; see Retry-After'],
         ].map(([status, description]) => [
@@ -85,6 +90,18 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
       ),
       schemas: {
         Error: obj({ message: str }),
+        ResourceMetadata: obj({
+          id: { type: 'string', description: '{enrollmentIdHex32}.{slotCode}.{hmac16}' },
+          enrollmentId: str,
+          kind: { type: 'string', enum: ['image', 'video', 'pdf'] },
+          slot: { type: 'string', enum: [...MEDIA_SLOTS] },
+          documentType: strOrNull,
+          side: strOrNull,
+          mime: str,
+          addedAtUtc: ts,
+          source: strOrNull,
+          active: bool,
+        }),
         LevelSummary: obj({
           name: str,
           applicantType: { type: 'string', enum: ['individual', 'company'] },
@@ -194,6 +211,7 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           },
         }),
         StepReview: json(stepReviewSchema),
+        SandboxReview: json(sandboxReviewSchema),
         StepReviewResult: obj({
           step: obj({
             kind: str,
@@ -318,6 +336,21 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           },
         }),
       },
+      '/v1/applicants/{externalUserId}/sandbox/review': {
+        post: partner({
+          tags: ['status'],
+          description:
+            'Sandbox credentials only (production ones get 404): completes the review with the given outcome exactly as production would (status, steps, history, applicantReviewed webhook).',
+          parameters: [externalUserId],
+          requestBody: body(ref('SandboxReview')),
+          responses: {
+            200: answer('The status after the review, with the steps', {
+              allOf: [ref('Status'), obj({ steps: { type: 'array', items: { type: 'object' } } })],
+            }),
+            ...errors(400, 401, 403, 404, 409, 422, 429),
+          },
+        }),
+      },
       '/v1/applicants/{externalUserId}/review-history': {
         get: partner({
           tags: ['status'],
@@ -336,6 +369,104 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
             ...errors(400, 401, 403, 404, 429),
           },
         }),
+      },
+      '/v1/applicants/{externalUserId}/resources': {
+        get: partner({
+          tags: ['resources'],
+          parameters: [
+            externalUserId,
+            { name: 'enrollmentId', in: 'query', schema: { type: 'string', format: 'uuid' } },
+            {
+              name: 'kind',
+              in: 'query',
+              schema: { type: 'string', enum: ['image', 'video', 'pdf', 'all'], default: 'all' },
+            },
+            {
+              name: 'activeOnly',
+              in: 'query',
+              schema: { type: 'string', enum: ['true', 'false'], default: 'true' },
+            },
+          ],
+          responses: {
+            200: answer(
+              'Uploads, newest first',
+              obj({ items: { type: 'array', items: ref('ResourceMetadata') }, totalItems: int }),
+            ),
+            ...errors(400, 401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/resources/{resourceId}': {
+        get: partner({
+          tags: ['resources'],
+          description:
+            'The raw bytes, streamed, of an active or historical upload. Content-Type is the sniffed MIME; Content-Length, Accept-Ranges: bytes and ETag (the sha256) are sent; HEAD answers the same headers. One Range gives 206 with Content-Range, an unsatisfiable one 416. A forged id, or one of another applicant or product, gives 404.',
+          parameters: [
+            externalUserId,
+            { name: 'resourceId', in: 'path', required: true, schema: str },
+            { name: 'Range', in: 'header', schema: { type: 'string', example: 'bytes=0-1048575' } },
+          ],
+          responses: {
+            200: {
+              description: 'The bytes',
+              content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+            },
+            206: { description: 'One range of the bytes' },
+            416: { description: 'Range not satisfiable (Content-Range: bytes */size)' },
+            ...errors(401, 403, 404, 429),
+          },
+        }),
+      },
+      '/v1/applicants/{externalUserId}/uploads/history': {
+        get: partner({
+          tags: ['resources'],
+          parameters: [externalUserId],
+          responses: {
+            200: answer(
+              'Superseded (inactive) uploads, newest first; resourceId works on the bytes endpoint',
+              obj({
+                items: {
+                  type: 'array',
+                  items: { type: 'object', properties: { resourceId: str, supersededAtUtc: tsOrNull } },
+                },
+                totalItems: int,
+              }),
+            ),
+            ...errors(401, 403, 404, 429),
+          },
+        }),
+      },
+      '/api/v1/sdk/uploads/{slot}': {
+        post: {
+          tags: ['sdk'],
+          description:
+            'Bearer SDK token. multipart/form-data: optional text fields documentType, side (front|back), source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4.',
+          security: [{ sdkToken: [] }],
+          parameters: [
+            { name: 'slot', in: 'path', required: true, schema: { type: 'string', enum: [...MEDIA_SLOTS] } },
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['file'],
+                  properties: {
+                    documentType: str,
+                    side: { type: 'string', enum: ['front', 'back'] },
+                    source: str,
+                    file: { type: 'string', format: 'binary' },
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            201: answer('Stored; now the active resource of its slot', ref('ResourceMetadata')),
+            ...errors(400, 401, 413, 415, 429),
+          },
+        },
       },
       '/api/v1/sdk/links/{shortCode}': {
         get: {
@@ -404,6 +535,44 @@ export function buildOpenApiDocument(publicBaseUrl: string): Schema {
           requestBody: body(ref('StepReview')),
           responses: {
             200: answer('Step result, and the applicant status after the decision', ref('StepReviewResult')),
+            ...errors(400, 401, 404, 409, 429),
+          },
+        }),
+      },
+      '/admin/v1/products/{productId}/applicants/{externalUserId}/steps': {
+        get: operator({
+          description:
+            "Every step of the applicant's level with its labels, comments and what the automatic check found (checkResult: the screening matches with the listed entry, missing fields...).",
+          parameters: [{ name: 'productId', in: 'path', required: true, schema: str }, externalUserId],
+          responses: {
+            200: answer(
+              'The applicant status and its steps',
+              obj({ applicant: ref('Status'), steps: { type: 'array', items: { type: 'object' } } }),
+            ),
+            ...errors(401, 404, 429),
+          },
+        }),
+      },
+      '/admin/v1/products/{productId}/applicants/{externalUserId}/{action}': {
+        post: operator({
+          description:
+            'An operator action: reset (steps back to pending, verdict cleared; applicantReset), deactivate / activate (applicantDeactivated / applicantActivated), blocklist (no new links; review completed RED FINAL BLOCKLIST, applicantReviewed), unblock. Each is recorded in the review history.',
+          parameters: [
+            { name: 'productId', in: 'path', required: true, schema: str },
+            externalUserId,
+            {
+              name: 'action',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', enum: ['reset', 'deactivate', 'activate', 'blocklist', 'unblock'] },
+            },
+          ],
+          requestBody: body(obj({ reason: str })),
+          responses: {
+            200: answer(
+              'The action and the applicant status after it',
+              obj({ action: str, applicant: ref('Status') }),
+            ),
             ...errors(400, 401, 404, 409, 429),
           },
         }),

@@ -44,6 +44,46 @@ export type StepDecisionResult =
   | { outcome: 'level_changed' };
 
 const TERMINAL_STATUSES = ['approved', 'rejected'];
+const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
+
+export const APPLICANT_ACTIONS = ['reset', 'deactivate', 'activate', 'blocklist', 'unblock'] as const;
+export type ApplicantAction = (typeof APPLICANT_ACTIONS)[number];
+
+/** The partner-visible review event of each operator action. */
+const ACTION_HISTORY_EVENTS: Record<ApplicantAction, string> = {
+  reset: 'applicant.reset',
+  deactivate: 'applicant.deactivated',
+  activate: 'applicant.activated',
+  blocklist: 'applicant.blocklisted',
+  unblock: 'applicant.blocklist_removed',
+};
+
+/** What an automatic check decided on a step. */
+export interface CheckResult {
+  /** REVIEW: the check cannot decide; the step waits for an operator (`awaitingOperatorReview`). */
+  decision: 'GREEN' | 'RED' | 'REVIEW';
+  reviewRejectType?: 'FINAL' | 'RETRY';
+  rejectLabels: string[];
+  moderationComment: string | null;
+  /** Kept on the step (`check_result`) for the operator: matches, missing items, measurements. */
+  details: Record<string, unknown>;
+  /** What the check says of the applicant's risk; the applicant's riskLevel only goes up. */
+  risk: 'low' | 'medium' | 'high';
+  /** The review-history event of this check (`aml.run`, `adverse_media.run`, `step.checked`). */
+  historyEvent: string;
+}
+
+export interface CheckSubject {
+  stepId: string;
+  kind: string;
+  enrollmentId: string | null;
+  reviewStatus: string;
+  applicantId: string;
+  productId: string;
+  type: 'individual' | 'company';
+  levelId: string | null;
+  info: Record<string, unknown>;
+}
 
 /** Rows of an UPDATE … RETURNING (TypeORM answers `[rows, rowCount]` for UPDATE statements). */
 async function updateReturning<T>(manager: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
@@ -147,7 +187,8 @@ export class ReviewsRepository {
    * Completes the applicant's review with `verdict`, inside the caller's transaction, which holds the
    * applicant's row lock (lockApplicant). Every path that ends a review goes through here (operator step
    * decisions now, sandbox review later):
-   * - the applicant's status (approved / rejected) and reviewResult columns, reviewedAt;
+   * - the applicant's status (approved / rejected) and reviewResult columns, reviewedAt, and `attempt` (the
+   *   number of reviews completed, decision 0131);
    * - its current (latest) enrollment, when still open, becomes completed / rejected (`enrollment.completed`);
    * - the `applicant.approved` / `applicant.rejected` review event;
    * - the `applicantReviewed` outbox event (DECISIONS data shape, steps = the level's required steps);
@@ -165,7 +206,7 @@ export class ReviewsRepository {
       manager,
       `UPDATE applicants
           SET status = $2, review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
-              moderation_comment = $6, reviewed_at = now(), updated_at = now()
+              moderation_comment = $6, reviewed_at = now(), updated_at = now(), attempt = attempt + 1
         WHERE id = $1
         RETURNING reviewed_at AS "reviewedAt"`,
       [
@@ -273,6 +314,300 @@ export class ReviewsRepository {
     ]);
   }
 
+  /**
+   * An operator action on an applicant (decision 0132), in one transaction with its review event and outbox
+   * event. 'conflict' when the applicant is not in a state the action applies to.
+   * - reset: every step back to `pending` (rows removed), review columns cleared, riskLevel `unknown`, status
+   *   `init`, open enrollments `failed`; `applicant.reset`, `applicantReset`.
+   * - deactivate: status `deactivated` (the previous one kept), open enrollments `failed`;
+   *   `applicant.deactivated`, `applicantDeactivated`.
+   * - activate: the status before the deactivation; `applicant.activated`, `applicantActivated`.
+   * - blocklist: the flag (no new session link), and the review completed RED FINAL `BLOCKLIST` (applicant
+   *   `rejected`, `applicantReviewed`); `applicant.blocklisted`.
+   * - unblock: the flag cleared; `applicant.blocklist_removed` (the verdict stays; a reset reopens).
+   */
+  async applicantAction(input: {
+    applicantId: string;
+    action: ApplicantAction;
+    reason: string | null;
+    level: LevelEntity | null;
+  }): Promise<'done' | 'conflict'> {
+    const { action, reason } = input;
+    return this.dataSource.transaction(async (manager) => {
+      const applicant = await this.lockApplicant(manager, input.applicantId);
+      if (!applicant) return 'conflict';
+      const [flags] = await manager.query<{ blocklisted: boolean }[]>(
+        'SELECT blocklisted FROM applicants WHERE id = $1',
+        [applicant.id],
+      );
+      const failOpenEnrollments = () =>
+        manager.query(
+          `UPDATE enrollments SET status = 'failed', updated_at = now()
+            WHERE applicant_id = $1 AND status IN ('open', 'submitted', 'in_review')`,
+          [applicant.id],
+        );
+      let eventType: string | null = null;
+      switch (action) {
+        case 'reset':
+          if (applicant.status === 'deactivated') return 'conflict';
+          await manager.query('DELETE FROM applicant_steps WHERE applicant_id = $1', [applicant.id]);
+          await manager.query(
+            `UPDATE applicants SET status = 'init', risk_level = 'unknown', review_answer = NULL,
+                    review_reject_type = NULL, reject_labels = '[]', moderation_comment = NULL, reviewed_at = NULL,
+                    updated_at = now()
+              WHERE id = $1`,
+            [applicant.id],
+          );
+          await failOpenEnrollments();
+          eventType = VERIFICATION_EVENTS.APPLICANT_RESET;
+          break;
+        case 'deactivate':
+          if (applicant.status === 'deactivated') return 'conflict';
+          await manager.query(
+            `UPDATE applicants SET status_before_deactivation = status, status = 'deactivated', updated_at = now()
+              WHERE id = $1`,
+            [applicant.id],
+          );
+          await failOpenEnrollments();
+          eventType = VERIFICATION_EVENTS.APPLICANT_DEACTIVATED;
+          break;
+        case 'activate':
+          if (applicant.status !== 'deactivated') return 'conflict';
+          await manager.query(
+            `UPDATE applicants SET status = coalesce(status_before_deactivation, 'init'),
+                    status_before_deactivation = NULL, updated_at = now()
+              WHERE id = $1`,
+            [applicant.id],
+          );
+          eventType = VERIFICATION_EVENTS.APPLICANT_ACTIVATED;
+          break;
+        case 'blocklist':
+          if (flags.blocklisted) return 'conflict';
+          await manager.query('UPDATE applicants SET blocklisted = true, updated_at = now() WHERE id = $1', [
+            applicant.id,
+          ]);
+          await failOpenEnrollments();
+          break;
+        case 'unblock':
+          if (!flags.blocklisted) return 'conflict';
+          await manager.query('UPDATE applicants SET blocklisted = false, updated_at = now() WHERE id = $1', [
+            applicant.id,
+          ]);
+          break;
+      }
+      await this.recordEvent(manager, applicant, ACTION_HISTORY_EVENTS[action], 'operator', { reason });
+      if (action === 'blocklist' && input.level && applicant.status !== 'deactivated') {
+        await this.completeReview(
+          manager,
+          applicant,
+          input.level,
+          {
+            reviewAnswer: 'RED',
+            reviewRejectType: 'FINAL',
+            rejectLabels: ['BLOCKLIST'],
+            moderationComment: reason,
+          },
+          'operator',
+        );
+      }
+      if (eventType) {
+        const [after] = await manager.query<{ status: string; updatedAt: Date; levelName: string | null }[]>(
+          `SELECT a.status, a.updated_at AS "updatedAt", l.name AS "levelName"
+             FROM applicants a LEFT JOIN levels l ON l.id = a.level_id WHERE a.id = $1`,
+          [applicant.id],
+        );
+        await appendToOutbox(manager, [
+          {
+            tenantId: applicant.productId,
+            eventType,
+            entityType: 'applicant',
+            entityId: applicant.id,
+            data: {
+              applicantId: applicant.id,
+              externalUserId: applicant.externalUserId,
+              levelName: after.levelName,
+              status: after.status,
+              reason,
+              sandbox: applicant.sandbox,
+              createdAtUtc: new Date(after.updatedAt).toISOString(),
+            },
+          },
+        ]);
+      }
+      return 'done';
+    });
+  }
+
+  /**
+   * The sandbox review (DECISIONS "Sandbox"): decides the given steps as `completed` whatever their state, then
+   * completes the review exactly as production does (completeReview), in one transaction. 'level_changed'
+   * when the applicant moved to another level meanwhile; 'incomplete' when a required step is still open.
+   */
+  async sandboxReview(input: {
+    applicantId: string;
+    level: LevelEntity;
+    decisions: {
+      kind: string;
+      result: Omit<StepOutcome, 'kind' | 'reviewStatus' | 'updatedAt' | 'clientComment'>;
+    }[];
+  }): Promise<'reviewed' | 'level_changed' | 'incomplete'> {
+    const { level } = input;
+    return this.dataSource.transaction(async (manager) => {
+      const applicant = await this.lockApplicant(manager, input.applicantId);
+      if (!applicant || applicant.levelId !== level.id) return 'level_changed';
+      for (const { kind, result } of input.decisions) {
+        await manager.query(
+          `INSERT INTO applicant_steps (applicant_id, kind, review_status, review_answer, review_reject_type,
+                                        reject_labels, moderation_comment)
+           VALUES ($1, $2, 'completed', $3, $4, $5::jsonb, $6)
+           ON CONFLICT (applicant_id, kind) DO UPDATE
+             SET review_status = 'completed', review_answer = excluded.review_answer,
+                 review_reject_type = excluded.review_reject_type, reject_labels = excluded.reject_labels,
+                 moderation_comment = excluded.moderation_comment, client_comment = NULL, updated_at = now()`,
+          [
+            applicant.id,
+            kind,
+            result.reviewAnswer,
+            result.reviewRejectType,
+            JSON.stringify(result.rejectLabels),
+            result.moderationComment,
+          ],
+        );
+        await this.recordEvent(manager, applicant, 'step.reviewed', 'partner', {
+          kind,
+          sandbox: true,
+          ...result,
+        });
+      }
+      const verdict = verdictOf(level, await this.steps(manager, applicant.id));
+      if (!verdict) return 'incomplete';
+      await this.completeReview(manager, applicant, level, verdict, 'partner');
+      return 'reviewed';
+    });
+  }
+
+  /**
+   * Starts the check of a submitted step: `submitted` -> `in_review` (compare-and-set). 'claimed' also when
+   * the step is `in_review` already (a redelivery after a crash mid-check: the check is run again and only one
+   * result is written); 'done' when the step has moved on (a duplicate job).
+   */
+  async claimStep(stepId: string): Promise<'claimed' | 'done'> {
+    const [rows] = await this.dataSource.query<[{ id: string }[], number]>(
+      `UPDATE applicant_steps SET review_status = 'in_review', updated_at = now()
+        WHERE id = $1 AND review_status = 'submitted' RETURNING id`,
+      [stepId],
+    );
+    if (rows.length > 0) return 'claimed';
+    const [current] = await this.dataSource.query<{ reviewStatus: string }[]>(
+      `SELECT review_status AS "reviewStatus" FROM applicant_steps WHERE id = $1`,
+      [stepId],
+    );
+    return current?.reviewStatus === 'in_review' ? 'claimed' : 'done';
+  }
+
+  /** The step and its applicant as a check needs them. */
+  async checkSubject(stepId: string): Promise<CheckSubject | undefined> {
+    const [row] = await this.dataSource.query<CheckSubject[]>(
+      `SELECT s.id AS "stepId", s.kind, s.enrollment_id AS "enrollmentId", s.review_status AS "reviewStatus",
+              a.id AS "applicantId", a.product_id AS "productId", a.type, a.level_id AS "levelId", a.info
+         FROM applicant_steps s JOIN applicants a ON a.id = s.applicant_id
+        WHERE s.id = $1`,
+      [stepId],
+    );
+    return row;
+  }
+
+  /**
+   * Writes a check's result in one transaction: the step (only from `in_review`: a second writer of the same
+   * step finds nothing to update), the review event (`aml.run`, `adverse_media.run` or `step.checked`), the
+   * applicant's riskLevel (never lowered), and then either the hold (`awaitingOperatorReview`: applicant
+   * `in_review`, `applicant.sent_to_review`, `applicantOnHold`) or, when the step completes the level, the
+   * applicant's review (completeReview).
+   */
+  async recordCheck(input: {
+    stepId: string;
+    applicantId: string;
+    level: LevelEntity;
+    result: CheckResult;
+  }): Promise<'recorded' | 'stale'> {
+    const { level, result } = input;
+    return this.dataSource.transaction(async (manager) => {
+      const applicant = await this.lockApplicant(manager, input.applicantId);
+      if (!applicant || applicant.levelId !== level.id) return 'stale';
+      const hold = result.decision === 'REVIEW';
+      const red = result.decision === 'RED';
+      const [step] = await updateReturning<StepOutcome & { enrollmentId: string | null }>(
+        manager,
+        `UPDATE applicant_steps
+            SET review_status = $2, review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
+                moderation_comment = $6, client_comment = NULL, check_result = $7::jsonb, updated_at = now()
+          WHERE id = $1 AND review_status = 'in_review'
+          RETURNING ${STEP_COLUMNS}, enrollment_id AS "enrollmentId"`,
+        [
+          input.stepId,
+          hold ? 'awaitingOperatorReview' : 'completed',
+          hold ? null : result.decision,
+          red ? (result.reviewRejectType ?? 'RETRY') : null,
+          JSON.stringify(red ? result.rejectLabels : []),
+          hold ? null : result.moderationComment,
+          JSON.stringify(result.details),
+        ],
+      );
+      if (!step) return 'stale';
+      await this.recordEvent(manager, applicant, result.historyEvent, 'system', {
+        kind: step.kind,
+        enrollmentId: step.enrollmentId,
+        outcome: result.decision,
+        rejectLabels: step.rejectLabels,
+      });
+      await manager.query(
+        `UPDATE applicants SET risk_level = $2, updated_at = now()
+          WHERE id = $1 AND array_position($3::text[], risk_level) < array_position($3::text[], $2::text)`,
+        [applicant.id, result.risk, RISK_ORDER],
+      );
+      if (hold) {
+        await this.holdForOperator(manager, applicant, level, step.kind);
+      } else if (isRequiredStep(level, step.kind)) {
+        const verdict = verdictOf(level, await this.steps(manager, applicant.id));
+        if (verdict) await this.completeReview(manager, applicant, level, verdict, 'system');
+      }
+      return 'recorded';
+    });
+  }
+
+  /** A step waits for an operator: the applicant goes `in_review` and the partner hears `applicantOnHold` once. */
+  private async holdForOperator(
+    manager: EntityManager,
+    applicant: LockedApplicant,
+    level: Pick<LevelEntity, 'name'>,
+    kind: string,
+  ): Promise<void> {
+    const [moved] = await updateReturning<{ updatedAt: Date }>(
+      manager,
+      `UPDATE applicants SET status = 'in_review', updated_at = now()
+        WHERE id = $1 AND status <> ALL($2::text[]) RETURNING updated_at AS "updatedAt"`,
+      [applicant.id, ['in_review', ...TERMINAL_STATUSES, 'deactivated']],
+    );
+    if (!moved) return;
+    await this.recordEvent(manager, applicant, 'applicant.sent_to_review', 'system', { kind });
+    await appendToOutbox(manager, [
+      {
+        tenantId: applicant.productId,
+        eventType: VERIFICATION_EVENTS.APPLICANT_ON_HOLD,
+        entityType: 'applicant',
+        entityId: applicant.id,
+        data: {
+          applicantId: applicant.id,
+          externalUserId: applicant.externalUserId,
+          levelName: level.name,
+          reviewStatus: 'onHold',
+          sandbox: applicant.sandbox,
+          createdAtUtc: new Date(moved.updatedAt).toISOString(),
+        },
+      },
+    ]);
+  }
+
   /** Locks the applicant row for the rest of the transaction. */
   async lockApplicant(manager: EntityManager, applicantId: string): Promise<LockedApplicant | undefined> {
     const [row] = await manager.query<LockedApplicant[]>(
@@ -282,6 +617,21 @@ export class ReviewsRepository {
       [applicantId],
     );
     return row;
+  }
+
+  /** Every stored step of the applicant with what decided it, for the operator (check results included). */
+  operatorSteps(
+    applicantId: string,
+  ): Promise<(StepOutcome & { checkResult: Record<string, unknown> | null })[]> {
+    return this.dataSource.query(
+      `SELECT ${STEP_COLUMNS}, check_result AS "checkResult" FROM applicant_steps WHERE applicant_id = $1`,
+      [applicantId],
+    );
+  }
+
+  /** The applicant's stored step progress. */
+  stepProgress(applicantId: string): Promise<StepOutcome[]> {
+    return this.steps(this.dataSource.manager, applicantId);
   }
 
   private steps(manager: EntityManager, applicantId: string): Promise<StepOutcome[]> {

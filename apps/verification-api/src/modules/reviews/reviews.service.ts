@@ -1,13 +1,27 @@
 import { Injectable } from '@nestjs/common';
-import { OPERATOR_DECIDABLE_STEP_STATUSES, type StepReviewInput } from '@tessera/contracts';
-import { conflict, notFound } from '@tessera/platform';
+import {
+  OPERATOR_DECIDABLE_STEP_STATUSES,
+  type SandboxReviewInput,
+  type StepReviewInput,
+} from '@tessera/contracts';
+import { badRequest, conflict, notFound, unprocessable } from '@tessera/platform';
 import { z } from 'zod';
 import { toApplicantStatus } from '../applicants/applicants.service';
+import { requiredSteps, toStepResults } from '../applicants/step-results';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
-import { ReviewsRepository } from './reviews.repository';
+import { type ApplicantAction, type CheckResult, ReviewsRepository } from './reviews.repository';
+import type { LevelEntity } from '../levels/entities/level.entity';
 
 const productIdSchema = z.uuid();
+
+const ACTION_CONFLICTS: Record<ApplicantAction, string> = {
+  reset: 'The applicant is deactivated; activate it first',
+  deactivate: 'The applicant is deactivated already',
+  activate: 'The applicant is not deactivated',
+  blocklist: 'The applicant is blocklisted already',
+  unblock: 'The applicant is not blocklisted',
+};
 
 /** Operator decisions on an applicant's steps, and the review completion they lead to. */
 @Injectable()
@@ -65,4 +79,125 @@ export class ReviewsService {
       applicant: toApplicantStatus(after ?? applicant),
     };
   }
+
+  /** Check side (the worker): `submitted` -> `in_review`; 'done' when the step has moved on already. */
+  claimStep(stepId: string) {
+    return this.repository.claimStep(stepId);
+  }
+
+  checkSubject(stepId: string) {
+    return this.repository.checkSubject(stepId);
+  }
+
+  /** Records an automatic check's result; 'stale' when the step or the applicant's level moved meanwhile. */
+  recordCheck(input: { stepId: string; applicantId: string; level: LevelEntity; result: CheckResult }) {
+    return this.repository.recordCheck(input);
+  }
+
+  /**
+   * POST /v1/applicants/{externalUserId}/sandbox/review for a sandbox credential (the controller answers 404
+   * to production ones). Each required step takes its answer from `steps`, else GREEN when another step is
+   * named RED, else `reviewAnswer`; optional steps named in `steps` are decided too. RED steps carry the
+   * reject type (RETRY by default), labels and comment. The review then completes as in production.
+   */
+  async sandboxReview(productId: string, externalUserId: string, input: SandboxReviewInput) {
+    const applicant = await this.repository.findApplicant(productId, externalUserId);
+    if (!applicant) throw notFound('Applicant not found');
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    if (!level || requiredSteps(level).length === 0) {
+      throw unprocessable('Applicant has no verification level with required steps');
+    }
+    const named = input.steps ?? {};
+    const unknown = Object.keys(named).find((kind) => !level.steps.some((step) => step.kind === kind));
+    if (unknown) throw badRequest(`steps.${unknown}: not a step of level ${level.name}`);
+    const anyRed = Object.values(named).includes('RED');
+    const kinds = [
+      ...requiredSteps(level).map((step) => step.kind),
+      ...Object.keys(named).filter((kind) => !isRequired(level, kind)),
+    ];
+    const decisions = kinds.map((kind) => {
+      const answer = named[kind] ?? (anyRed ? 'GREEN' : input.reviewAnswer);
+      const red = answer === 'RED';
+      return {
+        kind,
+        result: {
+          reviewAnswer: answer,
+          reviewRejectType: red ? (input.reviewRejectType ?? 'RETRY') : null,
+          rejectLabels: red ? [...new Set(input.rejectLabels ?? [])] : [],
+          moderationComment: red ? (input.moderationComment ?? null) : null,
+        },
+      };
+    });
+    const redRequired = decisions.some((d) => d.result.reviewAnswer === 'RED' && isRequired(level, d.kind));
+    if ((input.reviewAnswer === 'RED') !== redRequired) {
+      throw badRequest('steps: a RED review needs a required step RED, a GREEN review none');
+    }
+    const outcome = await this.repository.sandboxReview({ applicantId: applicant.id, level, decisions });
+    if (outcome === 'level_changed')
+      throw conflict('The applicant moved to another level meanwhile; read it again');
+    const after = await this.repository.findApplicant(productId, externalUserId);
+    const steps = await this.repository.stepProgress(applicant.id);
+    return {
+      ...toApplicantStatus(after ?? applicant),
+      steps: toStepResults(level, steps, applicant.createdAt),
+    };
+  }
+
+  /**
+   * An operator action (reset, deactivate, activate, blocklist, unblock) on the applicant `externalUserId` of
+   * product `productId`; 404 unknown, 409 when the applicant's state does not take it (decision 0132).
+   */
+  async applicantAction(productId: string, externalUserId: string, action: ApplicantAction, reason?: string) {
+    if (!productIdSchema.safeParse(productId).success) throw notFound('Product not found');
+    await this.products.assertProduct(productId);
+    const applicant = await this.repository.findApplicant(productId, externalUserId);
+    if (!applicant) throw notFound('Applicant not found');
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    const outcome = await this.repository.applicantAction({
+      applicantId: applicant.id,
+      action,
+      reason: reason ?? null,
+      level,
+    });
+    if (outcome === 'conflict') {
+      throw conflict(ACTION_CONFLICTS[action]);
+    }
+    const after = await this.repository.findApplicant(productId, externalUserId);
+    return { action, applicant: toApplicantStatus(after ?? applicant) };
+  }
+
+  /**
+   * The operator's view of an applicant's steps: every step of the level in level order (optional ones too),
+   * with labels, comments and what the automatic check found (`checkResult`: screening matches with the
+   * listed entry, missing fields...).
+   */
+  async operatorSteps(productId: string, externalUserId: string) {
+    if (!productIdSchema.safeParse(productId).success) throw notFound('Product not found');
+    await this.products.assertProduct(productId);
+    const applicant = await this.repository.findApplicant(productId, externalUserId);
+    if (!applicant) throw notFound('Applicant not found');
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    const stored = new Map((await this.repository.operatorSteps(applicant.id)).map((row) => [row.kind, row]));
+    return {
+      applicant: toApplicantStatus(applicant),
+      steps: (level?.steps ?? []).map((step) => {
+        const row = stored.get(step.kind);
+        return {
+          kind: step.kind,
+          optional: step.optional,
+          reviewStatus: row?.reviewStatus ?? 'pending',
+          reviewAnswer: row?.reviewAnswer ?? null,
+          reviewRejectType: row?.reviewRejectType ?? null,
+          rejectLabels: row?.rejectLabels ?? [],
+          moderationComment: row?.moderationComment ?? null,
+          clientComment: row?.clientComment ?? null,
+          checkResult: row?.checkResult ?? null,
+          lastUpdatedAtUtc: new Date(row?.updatedAt ?? applicant.createdAt).toISOString(),
+        };
+      }),
+    };
+  }
 }
+
+const isRequired = (level: Pick<LevelEntity, 'steps'>, kind: string) =>
+  requiredSteps(level).some((step) => step.kind === kind);

@@ -36,6 +36,27 @@ export class SessionsRepository {
           WHERE id = $1 AND level_id IS DISTINCT FROM $2`,
         [input.applicantId, input.levelId],
       );
+      // A RED RETRY step (and an expired one) opens again for this session; FINAL never does.
+      const [reopened] = await manager.query<[{ kind: string }[], number]>(
+        `UPDATE applicant_steps
+            SET review_status = 'pending', review_answer = NULL, review_reject_type = NULL, reject_labels = '[]',
+                moderation_comment = NULL, client_comment = NULL, check_result = NULL, enrollment_id = NULL,
+                updated_at = now()
+          WHERE applicant_id = $1
+            AND ((review_status = 'completed' AND review_answer = 'RED' AND review_reject_type = 'RETRY')
+                 OR review_status = 'expired')
+            AND NOT EXISTS (SELECT 1 FROM applicants
+                             WHERE id = $1 AND status = 'rejected' AND review_reject_type = 'FINAL')
+          RETURNING kind`,
+        [input.applicantId],
+      );
+      if (reopened.length > 0) {
+        await manager.query(
+          `UPDATE applicants SET status = 'init', updated_at = now()
+            WHERE id = $1 AND status IN ('rejected', 'expired')`,
+          [input.applicantId],
+        );
+      }
       const [row] = await manager.query<{ id: string; expiresAt: Date }[]>(
         `INSERT INTO enrollments (product_id, applicant_id, level_id, short_code, presentation, expires_at)
          VALUES ($1, $2, $3, $4, $5::jsonb, now() + make_interval(days => $6::int))
@@ -55,7 +76,11 @@ export class SessionsRepository {
         [
           input.applicantId,
           input.productId,
-          JSON.stringify({ enrollmentId: row.id, levelId: input.levelId }),
+          JSON.stringify({
+            enrollmentId: row.id,
+            levelId: input.levelId,
+            reopenedSteps: reopened.map((step) => step.kind),
+          }),
         ],
       );
       return row;

@@ -12,6 +12,12 @@ import { SessionsRepository } from './sessions.repository';
 
 const SHORT_CODE = /^[A-Za-z0-9_-]{8,32}$/;
 
+/** A deactivated or blocklisted applicant gets no session link (422) until an operator lifts it. */
+function assertCanVerify(applicant: { status: string; blocklisted: boolean }): void {
+  if (applicant.status === 'deactivated') throw unprocessable('Applicant is deactivated');
+  if (applicant.blocklisted) throw unprocessable('Applicant is blocklisted');
+}
+
 @Injectable()
 export class SessionsService {
   private readonly tokenKey: Buffer;
@@ -38,6 +44,7 @@ export class SessionsService {
   ) {
     if (!levelName) throw badRequest('verificationLevelName is required');
     const applicant = await this.applicants.resolve(partner, externalUserId);
+    assertCanVerify(applicant);
     const level = await this.levels.get(partner.productId, levelName);
     if (!level.isActive) throw unprocessable(`Level ${level.name} is inactive`);
     if (level.applicantType !== applicant.type) {
@@ -54,6 +61,7 @@ export class SessionsService {
     ttlDays: number,
   ) {
     const applicant = await this.applicants.resolve(partner, externalUserId);
+    assertCanVerify(applicant);
     const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
     if (!level) throw unprocessable('Applicant has no verification level');
     if (!level.isActive) throw unprocessable(`Level ${level.name} is inactive`);

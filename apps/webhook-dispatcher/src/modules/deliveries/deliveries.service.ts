@@ -49,7 +49,7 @@ export class DeliveriesService implements OnModuleDestroy {
     private readonly guard: EgressGuard,
     private readonly metrics: WebhookMetrics,
     @Inject(APP_CONFIG) private readonly env: Env,
-    @Inject('WEBHOOK_CA') ca: Buffer | undefined,
+    @Inject('WEBHOOK_CA') ca: (string | Buffer)[] | undefined,
   ) {
     this.sender = new HttpSender({
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,

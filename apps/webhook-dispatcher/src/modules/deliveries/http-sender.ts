@@ -13,7 +13,7 @@ export interface SendResult {
 export interface SenderOptions {
   timeoutMs: number;
   responseBodyLimit: number;
-  ca?: string | Buffer;
+  ca?: string | Buffer | (string | Buffer)[];
 }
 
 /**

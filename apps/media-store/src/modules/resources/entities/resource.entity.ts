@@ -1,20 +1,33 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 
-/** One stored capture: its bytes live in blob storage under `storageKey`; re-uploads to a slot deactivate it. */
+/**
+ * One stored upload: its bytes live in blob storage under `storageKey`. A re-upload to the same slot of the
+ * same enrollment takes the next `seq` and deactivates this one, which stays stored and listed as history.
+ */
 @Entity({ name: 'resources' })
-@Index('resources_enrollment_slot_idx', ['tenantId', 'enrollmentId', 'slot'])
+@Index('resources_slot_seq_key', ['enrollmentId', 'slot', 'seq'], { unique: true })
+@Index('resources_active_slot_key', ['enrollmentId', 'slot'], { unique: true, where: '"active"' })
+@Index('resources_applicant_idx', ['tenantId', 'applicantId', 'createdAt'])
 export class ResourceEntity {
   @PrimaryColumn('uuid')
   id: string;
 
+  /** The verification product (tenant) the upload belongs to. */
   @Column('text', { name: 'tenant_id' })
   tenantId: string;
+
+  @Column('uuid', { name: 'applicant_id' })
+  applicantId: string;
 
   @Column('uuid', { name: 'enrollment_id' })
   enrollmentId: string;
 
   @Column('text')
   slot: string;
+
+  /** 1, 2, … within (enrollment, slot): part of the resource id, so historical uploads keep their own. */
+  @Column('integer')
+  seq: number;
 
   @Column('text')
   kind: string;

@@ -3,6 +3,7 @@ import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 /** Progress of one step kind for one applicant. A step with no row is `pending`. */
 @Entity({ name: 'applicant_steps' })
 @Index('applicant_steps_applicant_kind_key', ['applicantId', 'kind'], { unique: true })
+@Index('applicant_steps_submitted_idx', ['updatedAt'], { where: `"review_status" = 'submitted'` })
 @Check(
   'applicant_steps_review_status_check',
   `"review_status" IN ('pending', 'submitted', 'in_review', 'completed', 'awaitingOperatorReview', 'expired')`,
@@ -41,6 +42,10 @@ export class ApplicantStepEntity {
   /** Operator's comment for the partner only (the decision's `clientComment`). */
   @Column('text', { name: 'client_comment', nullable: true })
   clientComment: string | null;
+
+  /** What the automatic check found (screening matches, missing items...), for the operator. */
+  @Column('jsonb', { name: 'check_result', nullable: true })
+  checkResult: Record<string, unknown> | null;
 
   @Column('timestamptz', { name: 'updated_at', default: () => 'now()' })
   updatedAt: Date;

@@ -68,6 +68,14 @@ export class ApplicantEntity {
   @Column('timestamptz', { name: 'reviewed_at', nullable: true })
   reviewedAt: Date | null;
 
+  /** On the operator's blocklist: no new session link until removed. */
+  @Column('boolean', { default: false })
+  blocklisted: boolean;
+
+  /** The status an operator's deactivation replaced; `activate` restores it. */
+  @Column('text', { name: 'status_before_deactivation', nullable: true })
+  statusBeforeDeactivation: string | null;
+
   /** Set on a child applicant spawned from a company's UBO row. */
   @Column('uuid', { name: 'parent_applicant_id', nullable: true })
   parentApplicantId: string | null;

@@ -24,6 +24,7 @@ export interface Presentation {
 )
 @Index('enrollments_short_code_key', ['shortCode'], { unique: true })
 @Index('enrollments_applicant_idx', ['applicantId'])
+@Index('enrollments_expiry_idx', ['expiresAt'], { where: `"status" IN ('open', 'submitted', 'in_review')` })
 export class EnrollmentEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;

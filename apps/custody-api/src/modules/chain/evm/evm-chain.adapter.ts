@@ -1,0 +1,195 @@
+import { Logger } from '@nestjs/common';
+import { encodeFunctionData } from 'viem';
+import type { BalanceDelta } from '../../ledger/ledger';
+import type { BroadcastRequest, BroadcastResult, ChainAdapter } from '../chain-adapter';
+import { EvmKeys, gasStationPath } from './evm-keys';
+import { ERC20_TRANSFER_ABI, type EvmRpc, NodeRejectedError } from './evm-rpc';
+import type { EvmRepository } from './evm.repository';
+import type { EvmSettings } from './evm-settings';
+
+/** Gas of a plain ETH transfer to an externally owned account. */
+const NATIVE_TRANSFER_GAS = 21_000n;
+
+/** A withdrawal that cannot be sent yet (the gas top-up is not mined): the job is retried later. */
+export class RetryLaterError extends Error {}
+
+/**
+ * The `evm` chain: withdrawals signed with the sending deposit address's HD key and broadcast over JSON-RPC.
+ * Deposits, receipts and confirmations are the watcher's (EvmWatcher), so `watchesConfirmations` is true.
+ *
+ * A withdrawal is sent from its wallet's first deposit address. ETH: the EIP-1559 maximum fee
+ * (gas × maxFeePerGas) is held on the wallet beside the amount; the receipt's real fee is posted at the end.
+ * USDT: the fee is paid in ETH by the tenant's gas station, which tops the deposit address up with just the
+ * gas it needs (docs/decisions/0212).
+ */
+export class EvmChainAdapter implements ChainAdapter {
+  readonly name = 'evm';
+  readonly watchesConfirmations = true;
+  private readonly logger = new Logger('EvmChainAdapter');
+  private readonly keys: EvmKeys;
+
+  constructor(
+    private readonly settings: EvmSettings,
+    private readonly rpc: EvmRpc,
+    private readonly repository: EvmRepository,
+    private readonly pacing: { stepDelayMs: number },
+  ) {
+    this.keys = new EvmKeys(settings.masterKey);
+  }
+
+  stepDelayMs(): number {
+    return this.pacing.stepDelayMs;
+  }
+
+  /** Never used for scheduling: the watcher moves Confirming transactions. */
+  confirmationDelayMs(): number {
+    return this.settings.pollMs;
+  }
+
+  async broadcast({ record: t, manager }: BroadcastRequest): Promise<BroadcastResult> {
+    const sender = await this.repository.sender(manager, t.walletId);
+    if (!sender) return { ok: false, reason: 'The source wallet has no address to send from' };
+    const isToken = t.assetSymbol !== 'ETH';
+    if (isToken && !this.settings.usdtContract) {
+      return { ok: false, reason: `No ${t.assetSymbol} contract is configured for this chain` };
+    }
+    const amount = BigInt(t.amount);
+    const call = isToken
+      ? {
+          from: sender.address,
+          to: this.settings.usdtContract!,
+          value: 0n,
+          data: encodeFunctionData({
+            abi: ERC20_TRANSFER_ABI,
+            functionName: 'transfer',
+            args: [t.destinationAddress as `0x${string}`, amount],
+          }),
+        }
+      : { from: sender.address, to: t.destinationAddress, value: amount, data: undefined };
+
+    let gasLimit: bigint;
+    try {
+      // 20 % headroom over the estimate, except for a plain transfer to an account (exactly 21,000); a
+      // destination contract that needs more gas to receive ETH gets its estimate too.
+      const estimate = await this.rpc.estimateGas(call);
+      gasLimit = !isToken && estimate === NATIVE_TRANSFER_GAS ? estimate : (estimate * 12n) / 10n;
+    } catch (err) {
+      if (err instanceof NodeRejectedError) {
+        return { ok: false, reason: `The transfer would revert on-chain: ${err.message}` };
+      }
+      throw err;
+    }
+    const fees = await this.rpc.fees();
+    const maxFee = gasLimit * fees.maxFeePerGas;
+
+    const deltas: BalanceDelta[] = [];
+    let toppedUp = false;
+    if (!isToken) {
+      const available = await this.repository.lockAvailable(manager, t.walletId);
+      if (available < maxFee) {
+        return { ok: false, reason: `Insufficient balance for the network fee (up to ${maxFee} wei)` };
+      }
+      deltas.push({
+        walletId: t.walletId,
+        transactionId: t.id,
+        kind: 'fee-hold',
+        available: -maxFee,
+        locked: maxFee,
+      });
+    } else {
+      const funded = await this.fundGas(sender.tenantId, sender.environment, sender.address, maxFee);
+      if (funded === 'unfunded') {
+        return { ok: false, reason: "The tenant's gas station cannot pay the network fee" };
+      }
+      toppedUp = funded === 'topped-up';
+    }
+
+    const nonce = await this.repository.lockNonce(manager, this.settings.chainId, sender.address, () =>
+      this.rpc.pendingNonce(sender.address),
+    );
+    const account = this.keys.account(sender.tenantId, sender.seedSealed, sender.derivationPath);
+    const serialized = await account.signTransaction({
+      chainId: this.settings.chainId,
+      type: 'eip1559',
+      nonce,
+      to: call.to as `0x${string}`,
+      value: call.value,
+      data: call.data,
+      gas: gasLimit,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    let txHash: string;
+    try {
+      txHash = await this.rpc.sendRaw(serialized);
+    } catch (err) {
+      if (err instanceof NodeRejectedError) {
+        // The nonce was not used: the next send takes it, so nonces stay gap-free.
+        if (toppedUp && /insufficient funds/i.test(err.message)) throw new RetryLaterError(err.message);
+        return { ok: false, reason: `Rejected by the network: ${err.message}` };
+      }
+      throw err;
+    }
+    await this.repository.setNextNonce(manager, this.settings.chainId, sender.address, nonce + 1);
+    await this.repository.insertOutbound(manager, {
+      transactionId: t.id,
+      chainId: this.settings.chainId,
+      txHash,
+      fromAddress: sender.address,
+      toAddress: t.destinationAddress,
+      nonce,
+      gasLimit,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      feeHeld: isToken ? null : maxFee,
+      feeWalletId: isToken ? null : t.walletId,
+    });
+    this.logger.log({ transactionId: t.id, txHash, nonce, from: sender.address }, 'withdrawal broadcast');
+    return { ok: true, txHash, networkFee: String(maxFee), feeCurrency: 'ETH', deltas };
+  }
+
+  /**
+   * Gives `address` the ETH for `needed` wei of gas from the tenant's gas station (also before a fee bump), in a database transaction
+   * of its own (the top-up is on-chain whatever happens to the withdrawal).
+   */
+  async fundGas(
+    tenantId: string,
+    environment: string,
+    address: string,
+    needed: bigint,
+  ): Promise<'enough' | 'topped-up' | 'unfunded'> {
+    const balance = await this.rpc.pendingBalance(address);
+    if (balance >= needed) return 'enough';
+    const seed = await this.repository.tenantSeed(tenantId);
+    if (!seed) return 'unfunded';
+    const station = this.keys.account(tenantId, seed, gasStationPath(environment));
+    return this.repository.inTransaction(async (manager) => {
+      const nonce = await this.repository.lockNonce(manager, this.settings.chainId, station.address, () =>
+        this.rpc.pendingNonce(station.address),
+      );
+      const fees = await this.rpc.fees();
+      const serialized = await station.signTransaction({
+        chainId: this.settings.chainId,
+        type: 'eip1559',
+        nonce,
+        to: address as `0x${string}`,
+        value: needed - balance,
+        gas: NATIVE_TRANSFER_GAS,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      });
+      try {
+        const hash = await this.rpc.sendRaw(serialized);
+        this.logger.log({ to: address, hash, wei: String(needed - balance) }, 'gas top-up sent');
+      } catch (err) {
+        if (err instanceof NodeRejectedError) {
+          this.logger.warn({ station: station.address, reason: err.message }, 'gas station refused');
+          return 'unfunded' as const;
+        }
+        throw err;
+      }
+      await this.repository.setNextNonce(manager, this.settings.chainId, station.address, nonce + 1);
+      return 'topped-up' as const;
+    });
+  }
+}

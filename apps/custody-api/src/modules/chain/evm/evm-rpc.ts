@@ -1,0 +1,179 @@
+import {
+  type Block,
+  createPublicClient,
+  decodeEventLog,
+  type Hash,
+  http,
+  parseAbiItem,
+  type PublicClient,
+  type TransactionReceipt,
+} from 'viem';
+
+export const TRANSFER_EVENT = parseAbiItem(
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+);
+
+export const ERC20_TRANSFER_ABI = [
+  {
+    type: 'function',
+    name: 'transfer',
+    stateMutability: 'nonpayable',
+    inputs: [
+      { name: 'to', type: 'address' },
+      { name: 'value', type: 'uint256' },
+    ],
+    outputs: [{ name: '', type: 'bool' }],
+  },
+] as const;
+
+export type FullBlock = Block<bigint, true, 'latest'>;
+
+export interface TokenTransferLog {
+  blockNumber: bigint;
+  blockHash: string;
+  txHash: string;
+  logIndex: number;
+  from: string;
+  to: string;
+  value: bigint;
+}
+
+/** A node's answer that refuses the request itself (as opposed to the node being unreachable). */
+export class NodeRejectedError extends Error {}
+
+/**
+ * The only code that speaks JSON-RPC to the EVM node (viem, requests of one turn batched into one HTTP call).
+ */
+export class EvmRpc {
+  readonly client: PublicClient;
+
+  constructor(readonly url: string) {
+    this.client = createPublicClient({ transport: http(url, { batch: { wait: 0 }, retryCount: 1 }) });
+  }
+
+  chainId(): Promise<number> {
+    return this.client.getChainId();
+  }
+
+  head(): Promise<bigint> {
+    return this.client.getBlockNumber({ cacheTime: 0 });
+  }
+
+  /** Blocks `from..to` with their transactions, in order; undefined when one is missing (head moved back). */
+  async blocks(from: bigint, to: bigint): Promise<FullBlock[] | undefined> {
+    const numbers: bigint[] = [];
+    for (let n = from; n <= to; n++) numbers.push(n);
+    try {
+      return (await Promise.all(
+        numbers.map((blockNumber) => this.client.getBlock({ blockNumber, includeTransactions: true })),
+      )) as FullBlock[];
+    } catch (err) {
+      if ((err as Error).name === 'BlockNotFoundError') return undefined;
+      throw err;
+    }
+  }
+
+  async blockHash(blockNumber: bigint): Promise<string | undefined> {
+    try {
+      return (await this.client.getBlock({ blockNumber })).hash ?? undefined;
+    } catch (err) {
+      if ((err as Error).name === 'BlockNotFoundError') return undefined;
+      throw err;
+    }
+  }
+
+  /** ERC-20 Transfer logs of `contract` in `from..to`. */
+  async tokenTransfers(contract: string, from: bigint, to: bigint): Promise<TokenTransferLog[]> {
+    const logs = await this.client.getLogs({
+      address: contract as `0x${string}`,
+      event: TRANSFER_EVENT,
+      fromBlock: from,
+      toBlock: to,
+    });
+    return logs
+      .filter((l) => !l.removed && l.blockHash && l.transactionHash)
+      .map((l) => {
+        const { args } = decodeEventLog({ abi: [TRANSFER_EVENT], data: l.data, topics: l.topics });
+        return {
+          blockNumber: l.blockNumber!,
+          blockHash: l.blockHash!,
+          txHash: l.transactionHash!,
+          logIndex: l.logIndex!,
+          from: args.from,
+          to: args.to,
+          value: args.value,
+        };
+      });
+  }
+
+  async receipt(hash: string): Promise<TransactionReceipt | undefined> {
+    try {
+      return await this.client.getTransactionReceipt({ hash: hash as Hash });
+    } catch (err) {
+      if ((err as Error).name === 'TransactionReceiptNotFoundError') return undefined;
+      throw err;
+    }
+  }
+
+  /** The account's next nonce counting its pending transactions. */
+  pendingNonce(address: string): Promise<number> {
+    return this.client.getTransactionCount({ address: address as `0x${string}`, blockTag: 'pending' });
+  }
+
+  pendingBalance(address: string): Promise<bigint> {
+    return this.client.getBalance({ address: address as `0x${string}`, blockTag: 'pending' });
+  }
+
+  /** Gas of a call against the latest block; a revert is a NodeRejectedError with the node's reason. */
+  async estimateGas(call: {
+    from: string;
+    to: string;
+    value: bigint;
+    data?: `0x${string}`;
+  }): Promise<bigint> {
+    try {
+      return await this.client.estimateGas({
+        account: call.from as `0x${string}`,
+        to: call.to as `0x${string}`,
+        value: call.value,
+        data: call.data,
+        blockTag: 'latest',
+      });
+    } catch (err) {
+      if (isTransportError(err)) throw err;
+      throw new NodeRejectedError(shortMessage(err));
+    }
+  }
+
+  /** EIP-1559 fees: maxFeePerGas = 2 × base fee + priority fee (viem's estimate). */
+  async fees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+    const { maxFeePerGas, maxPriorityFeePerGas } = await this.client.estimateFeesPerGas({
+      chain: null,
+      type: 'eip1559',
+    });
+    return { maxFeePerGas, maxPriorityFeePerGas };
+  }
+
+  /**
+   * Sends a signed transaction. A refusal by the node (underpriced, insufficient funds, nonce) is a
+   * NodeRejectedError; an unreachable node rethrows as is (the caller retries later).
+   */
+  async sendRaw(serialized: `0x${string}`): Promise<string> {
+    try {
+      return await this.client.sendRawTransaction({ serializedTransaction: serialized });
+    } catch (err) {
+      if (isTransportError(err)) throw err;
+      throw new NodeRejectedError(shortMessage(err));
+    }
+  }
+}
+
+function isTransportError(err: unknown): boolean {
+  const name = (err as Error).name;
+  return name === 'HttpRequestError' || name === 'TimeoutError' || name === 'WebSocketRequestError';
+}
+
+function shortMessage(err: unknown): string {
+  const e = err as { shortMessage?: string; details?: string; message?: string };
+  return (e.details || e.shortMessage || e.message || 'rejected by the node').slice(0, 300);
+}

@@ -1,0 +1,444 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { rowsOf } from '../../ledger/ledger';
+
+/** A deposit address the scanner watches, with the wallet it credits. */
+export interface WatchedAddress {
+  address: string;
+  walletId: string;
+  tenantId: string;
+  vaultId: string;
+  assetId: string;
+  assetSymbol: string;
+}
+
+export interface SenderKey {
+  address: string;
+  derivationPath: string;
+  tenantId: string;
+  environment: string;
+  seedSealed: string;
+}
+
+/** An open (not settled) EVM transfer with its transaction's status and asset threshold. */
+export interface OpenTransfer {
+  transactionId: string;
+  direction: 'in' | 'out';
+  status: string;
+  type: string;
+  txHash: string | null;
+  sentHashes: string[];
+  blockNumber: string | null;
+  blockHash: string | null;
+  confirmations: number;
+  nonce: string | null;
+  fromAddress: string;
+  gasLimit: string | null;
+  maxFeePerGas: string | null;
+  maxPriorityFeePerGas: string | null;
+  feeHeld: string | null;
+  feeWalletId: string | null;
+  broadcastAt: Date | null;
+  assetConfirmations: number;
+  walletId: string;
+  tenantId: string;
+  environment: string;
+  amount: string;
+  destinationAddress: string;
+  assetSymbol: string;
+}
+
+export interface NewOutbound {
+  transactionId: string;
+  chainId: number;
+  txHash: string;
+  fromAddress: string;
+  toAddress: string;
+  nonce: number;
+  gasLimit: bigint;
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+  feeHeld: bigint | null;
+  feeWalletId: string | null;
+}
+
+export interface NewDeposit {
+  transactionId: string;
+  chainId: number;
+  txHash: string;
+  logIndex: number;
+  fromAddress: string;
+  toAddress: string;
+  blockNumber: bigint;
+  blockHash: string;
+}
+
+/** The EVM chain's tables: scan cursor, recent block hashes, nonces and the on-chain side of transactions. */
+@Injectable()
+export class EvmRepository {
+  constructor(@InjectDataSource() readonly db: DataSource) {}
+
+  // ---- withdrawals -------------------------------------------------------------------------------------
+
+  /** The wallet's first deposit address (the sender of its withdrawals) and what derives its key. */
+  async sender(manager: EntityManager, walletId: string): Promise<SenderKey | undefined> {
+    const rows: SenderKey[] = await manager.query(
+      `SELECT a."address", a."derivation_path" AS "derivationPath", w."tenant_id" AS "tenantId",
+              w."environment", t."hd_seed_sealed" AS "seedSealed"
+       FROM "wallet_addresses" a JOIN "wallets" w ON w."id" = a."wallet_id" JOIN "tenants" t ON t."id" = w."tenant_id"
+       WHERE a."wallet_id" = $1 ORDER BY a."created_at" LIMIT 1`,
+      [walletId],
+    );
+    return rows[0];
+  }
+
+  async tenantSeed(tenantId: string): Promise<string | undefined> {
+    const [row] = await this.db.query(`SELECT "hd_seed_sealed" AS "seed" FROM "tenants" WHERE "id" = $1`, [
+      tenantId,
+    ]);
+    return row?.seed ?? undefined;
+  }
+
+  /** The wallet's available balance, its row locked until the caller's transaction ends. */
+  async lockAvailable(manager: EntityManager, walletId: string): Promise<bigint> {
+    const [row] = await manager.query(
+      `SELECT "available" FROM "balances" WHERE "wallet_id" = $1 FOR UPDATE`,
+      [walletId],
+    );
+    return row ? BigInt(row.available) : 0n;
+  }
+
+  /**
+   * The sender's next nonce, its row locked until the caller's transaction ends, so concurrent sends from one
+   * address queue here and each gets its own. A first use starts from the node's pending count.
+   */
+  async lockNonce(
+    manager: EntityManager,
+    chainId: number,
+    address: string,
+    fromChain: () => Promise<number>,
+  ): Promise<number> {
+    const select = () =>
+      manager.query(
+        `SELECT "next_nonce" AS "next" FROM "evm_nonces" WHERE "chain_id" = $1 AND "address" = $2 FOR UPDATE`,
+        [chainId, address.toLowerCase()],
+      );
+    let [row] = await select();
+    if (!row) {
+      await manager.query(
+        `INSERT INTO "evm_nonces" ("chain_id", "address", "next_nonce") VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+        [chainId, address.toLowerCase(), await fromChain()],
+      );
+      [row] = await select();
+    }
+    return Number(row.next);
+  }
+
+  async setNextNonce(manager: EntityManager, chainId: number, address: string, next: number): Promise<void> {
+    await manager.query(
+      `UPDATE "evm_nonces" SET "next_nonce" = $3 WHERE "chain_id" = $1 AND "address" = $2`,
+      [chainId, address.toLowerCase(), next],
+    );
+  }
+
+  async insertOutbound(manager: EntityManager, o: NewOutbound): Promise<void> {
+    await manager.query(
+      `INSERT INTO "evm_transfers" ("transaction_id", "chain_id", "direction", "tx_hash", "from_address",
+         "to_address", "nonce", "gas_limit", "max_fee_per_gas", "max_priority_fee_per_gas", "fee_held",
+         "fee_wallet_id", "sent_hashes", "broadcast_at")
+       VALUES ($1, $2, 'out', $3, $4, $5, $6, $7, $8, $9, $10, $11, ARRAY[$3], now())`,
+      [
+        o.transactionId,
+        o.chainId,
+        o.txHash,
+        o.fromAddress,
+        o.toAddress,
+        o.nonce,
+        String(o.gasLimit),
+        String(o.maxFeePerGas),
+        String(o.maxPriorityFeePerGas),
+        o.feeHeld === null ? null : String(o.feeHeld),
+        o.feeWalletId,
+      ],
+    );
+  }
+
+  /** A fee bump: the replacement's hash, fees and hold, and the transaction's txHash, in one transaction. */
+  async recordReplacement(
+    transactionId: string,
+    txHash: string,
+    maxFeePerGas: bigint,
+    maxPriorityFeePerGas: bigint,
+    feeHeld: bigint | null,
+    apply: (manager: EntityManager) => Promise<void>,
+  ): Promise<void> {
+    await this.db.transaction(async (manager) => {
+      await apply(manager);
+      await manager.query(
+        `UPDATE "evm_transfers" SET "tx_hash" = $2, "sent_hashes" = array_append("sent_hashes", $2),
+           "max_fee_per_gas" = $3, "max_priority_fee_per_gas" = $4, "fee_held" = COALESCE($5, "fee_held"),
+           "broadcast_at" = now(), "updated_at" = now()
+         WHERE "transaction_id" = $1`,
+        [
+          transactionId,
+          txHash,
+          String(maxFeePerGas),
+          String(maxPriorityFeePerGas),
+          feeHeld === null ? null : String(feeHeld),
+        ],
+      );
+      await manager.query(`UPDATE "transactions" SET "tx_hash" = $2, "updated_at" = now() WHERE "id" = $1`, [
+        transactionId,
+        txHash,
+      ]);
+    });
+  }
+
+  /** Runs `work` holding the sender's nonce row (a gas top-up commits on its own, apart from the withdrawal). */
+  inTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  /**
+   * Runs `work` if this replica gets the chain watcher's advisory lock (held by an open transaction, so it
+   * goes with the session); another replica's round in progress makes this one skip.
+   */
+  async withLeadership(work: () => Promise<void>): Promise<boolean> {
+    const runner = this.db.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      const [row] = await runner.query(
+        `SELECT pg_try_advisory_xact_lock(hashtext('tessera:custody:evm-watcher')) AS "locked"`,
+      );
+      if (!row.locked) return false;
+      await work();
+      return true;
+    } finally {
+      await runner.rollbackTransaction().catch(() => undefined);
+      await runner.release();
+    }
+  }
+
+  // ---- scanning ----------------------------------------------------------------------------------------
+
+  async cursor(chainId: number): Promise<bigint | undefined> {
+    const [row] = await this.db.query(
+      `SELECT "next_block" AS "next" FROM "evm_cursors" WHERE "chain_id" = $1`,
+      [chainId],
+    );
+    return row ? BigInt(row.next) : undefined;
+  }
+
+  async storedHash(chainId: number, blockNumber: bigint): Promise<string | undefined> {
+    const [row] = await this.db.query(
+      `SELECT "hash" FROM "evm_blocks" WHERE "chain_id" = $1 AND "number" = $2`,
+      [chainId, String(blockNumber)],
+    );
+    return row?.hash;
+  }
+
+  /** Stored block hashes from the newest down, for the walk back to the common ancestor of a reorg. */
+  async storedBlocks(
+    chainId: number,
+    below: bigint,
+    limit: number,
+  ): Promise<{ number: bigint; hash: string }[]> {
+    const rows: { number: string; hash: string }[] = await this.db.query(
+      `SELECT "number", "hash" FROM "evm_blocks" WHERE "chain_id" = $1 AND "number" < $2 ORDER BY "number" DESC LIMIT $3`,
+      [chainId, String(below), limit],
+    );
+    return rows.map((r) => ({ number: BigInt(r.number), hash: r.hash }));
+  }
+
+  /** Deposit addresses of live ETH and USDT wallets. */
+  async watchedAddresses(): Promise<WatchedAddress[]> {
+    return this.db.query(
+      `SELECT lower(a."address") AS "address", w."id" AS "walletId", w."tenant_id" AS "tenantId",
+              w."vault_id" AS "vaultId", w."asset_id" AS "assetId", s."symbol" AS "assetSymbol"
+       FROM "wallet_addresses" a JOIN "wallets" w ON w."id" = a."wallet_id" JOIN "assets" s ON s."id" = w."asset_id"
+       WHERE w."environment" = 'production' AND s."network" = 'ethereum'`,
+    );
+  }
+
+  /**
+   * Stores found deposits' chain rows in one statement, idempotently: a new transfer inserts (its id is
+   * returned: the caller creates its transaction); one already known (a rescan, a restart) inserts nothing;
+   * one orphaned by a reorg and found again gets its new block back (back to waiting for confirmations).
+   */
+  async claimDeposits(manager: EntityManager, deposits: NewDeposit[]): Promise<Set<string>> {
+    if (deposits.length === 0) return new Set();
+    const rows = rowsOf<{ id: string; inserted: boolean }>(
+      await manager.query(
+        `INSERT INTO "evm_transfers" ("transaction_id", "chain_id", "direction", "tx_hash", "log_index",
+           "from_address", "to_address", "block_number", "block_hash", "confirmations")
+         SELECT d."transactionId", d."chainId", 'in', d."txHash", d."logIndex", d."fromAddress", d."toAddress",
+                d."blockNumber"::bigint, d."blockHash", 1
+         FROM jsonb_to_recordset($1::jsonb) AS d("transactionId" uuid, "chainId" integer, "txHash" text,
+           "logIndex" integer, "fromAddress" text, "toAddress" text, "blockNumber" text, "blockHash" text)
+         ON CONFLICT ("chain_id", "tx_hash", "log_index") WHERE "direction" = 'in' AND NOT "reorged"
+         DO UPDATE SET "block_number" = EXCLUDED."block_number", "block_hash" = EXCLUDED."block_hash",
+           "orphaned_after_credit" = false, "updated_at" = now()
+         WHERE "evm_transfers"."block_hash" IS NULL
+         RETURNING "transaction_id" AS "id", ("xmax" = 0) AS "inserted"`,
+        [
+          JSON.stringify(
+            deposits.map((d) => ({
+              transactionId: d.transactionId,
+              chainId: d.chainId,
+              txHash: d.txHash,
+              logIndex: d.logIndex,
+              fromAddress: d.fromAddress,
+              toAddress: d.toAddress,
+              blockNumber: String(d.blockNumber),
+              blockHash: d.blockHash,
+            })),
+          ),
+        ],
+      ),
+    );
+    return new Set(rows.filter((r) => r.inserted).map((r) => r.id));
+  }
+
+  /** Commits a scanned range: its block hashes and the cursor after it (old hashes pruned). */
+  async advanceCursor(
+    manager: EntityManager,
+    chainId: number,
+    blocks: { number: bigint; hash: string }[],
+    next: bigint,
+    keep: number,
+  ): Promise<void> {
+    if (blocks.length > 0) {
+      await manager.query(
+        `INSERT INTO "evm_blocks" ("chain_id", "number", "hash")
+         SELECT $1, n, h FROM unnest($2::bigint[], $3::text[]) AS b(n, h)
+         ON CONFLICT ("chain_id", "number") DO UPDATE SET "hash" = EXCLUDED."hash"`,
+        [chainId, blocks.map((b) => String(b.number)), blocks.map((b) => b.hash)],
+      );
+    }
+    await manager.query(
+      `INSERT INTO "evm_cursors" ("chain_id", "next_block") VALUES ($1, $2)
+       ON CONFLICT ("chain_id") DO UPDATE SET "next_block" = EXCLUDED."next_block", "updated_at" = now()`,
+      [chainId, String(next)],
+    );
+    await manager.query(`DELETE FROM "evm_blocks" WHERE "chain_id" = $1 AND "number" < $2`, [
+      chainId,
+      String(next - BigInt(keep)),
+    ]);
+  }
+
+  /**
+   * Rewinds to the common ancestor of a reorg: hashes above it are forgotten, the cursor goes back to the
+   * block after it, and deposits in the dropped blocks lose their block (orphaned until found again).
+   */
+  async rewind(chainId: number, ancestor: bigint): Promise<string[]> {
+    return this.db.transaction(async (manager) => {
+      await manager.query(`DELETE FROM "evm_blocks" WHERE "chain_id" = $1 AND "number" > $2`, [
+        chainId,
+        String(ancestor),
+      ]);
+      await manager.query(
+        `INSERT INTO "evm_cursors" ("chain_id", "next_block") VALUES ($1, $2)
+         ON CONFLICT ("chain_id") DO UPDATE SET "next_block" = EXCLUDED."next_block", "updated_at" = now()`,
+        [chainId, String(ancestor + 1n)],
+      );
+      const orphaned = rowsOf<{ id: string }>(
+        await manager.query(
+          `UPDATE "evm_transfers" SET "block_number" = NULL, "block_hash" = NULL, "confirmations" = 0,
+             "updated_at" = now()
+           WHERE "chain_id" = $1 AND "direction" = 'in' AND NOT "reorged" AND "block_number" > $2
+           RETURNING "transaction_id" AS "id"`,
+          [chainId, String(ancestor)],
+        ),
+      );
+      return orphaned.map((r) => r.id);
+    });
+  }
+
+  /** Deposits still orphaned once the scan has caught up with the head: their transfer is gone. */
+  async orphanedDeposits(chainId: number): Promise<{ transactionId: string; status: string }[]> {
+    return this.db.query(
+      `SELECT e."transaction_id" AS "transactionId", t."status"
+       FROM "evm_transfers" e JOIN "transactions" t ON t."id" = e."transaction_id"
+       WHERE e."chain_id" = $1 AND e."direction" = 'in' AND NOT e."reorged" AND e."block_hash" IS NULL
+         AND NOT e."orphaned_after_credit"`,
+      [chainId],
+    );
+  }
+
+  /** A credited deposit orphaned by a reorg: it keeps its place in the deposit key, so it is never credited twice. */
+  async flagOrphanedCredit(transactionId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE "evm_transfers" SET "orphaned_after_credit" = true, "updated_at" = now() WHERE "transaction_id" = $1`,
+      [transactionId],
+    );
+  }
+
+  async markReorged(
+    manager: EntityManager | undefined,
+    transactionId: string,
+    settled: boolean,
+  ): Promise<void> {
+    await (manager ?? this.db).query(
+      `UPDATE "evm_transfers" SET "reorged" = true, "settled" = "settled" OR $2, "updated_at" = now()
+       WHERE "transaction_id" = $1`,
+      [transactionId, settled],
+    );
+  }
+
+  // ---- confirmations -----------------------------------------------------------------------------------
+
+  async openTransfers(chainId: number): Promise<OpenTransfer[]> {
+    return this.db.query(
+      `SELECT e."transaction_id" AS "transactionId", e."direction", t."status", t."type", e."tx_hash" AS "txHash",
+              e."sent_hashes" AS "sentHashes", e."block_number" AS "blockNumber", e."block_hash" AS "blockHash",
+              e."confirmations", e."nonce", e."from_address" AS "fromAddress", e."gas_limit" AS "gasLimit",
+              e."max_fee_per_gas" AS "maxFeePerGas", e."max_priority_fee_per_gas" AS "maxPriorityFeePerGas",
+              e."fee_held" AS "feeHeld", e."fee_wallet_id" AS "feeWalletId", e."broadcast_at" AS "broadcastAt",
+              a."confirmations" AS "assetConfirmations", t."wallet_id" AS "walletId", t."tenant_id" AS "tenantId",
+              t."environment", t."amount", t."destination_address" AS "destinationAddress", a."symbol" AS "assetSymbol"
+       FROM "evm_transfers" e JOIN "transactions" t ON t."id" = e."transaction_id"
+       JOIN "assets" a ON a."id" = t."asset_id"
+       WHERE e."chain_id" = $1 AND NOT e."settled" ORDER BY e."created_at"`,
+      [chainId],
+    );
+  }
+
+  async setChainState(
+    manager: EntityManager | undefined,
+    transactionId: string,
+    state: {
+      confirmations: number;
+      blockNumber?: bigint;
+      blockHash?: string;
+      txHash?: string;
+      settled?: boolean;
+    },
+  ): Promise<void> {
+    await (manager ?? this.db).query(
+      `UPDATE "evm_transfers" SET "confirmations" = $2, "block_number" = COALESCE($3, "block_number"),
+         "block_hash" = COALESCE($4, "block_hash"), "tx_hash" = COALESCE($5, "tx_hash"),
+         "settled" = "settled" OR $6, "updated_at" = now()
+       WHERE "transaction_id" = $1`,
+      [
+        transactionId,
+        state.confirmations,
+        state.blockNumber === undefined ? null : String(state.blockNumber),
+        state.blockHash ?? null,
+        state.txHash ?? null,
+        state.settled ?? false,
+      ],
+    );
+  }
+
+  /** Marks transfers whose transaction ended some other way (a cancel cannot reach them, a failure can). */
+  async settleFinished(chainId: number): Promise<void> {
+    await this.db.query(
+      `UPDATE "evm_transfers" e SET "settled" = true FROM "transactions" t
+       WHERE t."id" = e."transaction_id" AND e."chain_id" = $1 AND NOT e."settled"
+         AND t."status" IN ('Completed', 'Failed', 'Cancelled') AND e."direction" = 'in' AND e."block_hash" IS NOT NULL`,
+      [chainId],
+    );
+  }
+}

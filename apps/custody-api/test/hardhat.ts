@@ -1,0 +1,177 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { encodeFunctionData, type Hex, parseAbi } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+
+const HARDHAT_DIR = join(__dirname, '../../../deploy/hardhat');
+const ARTIFACT = JSON.parse(readFileSync(join(HARDHAT_DIR, 'TetherStandIn.json'), 'utf8')) as {
+  bytecode: Hex;
+};
+const ERC20 = parseAbi([
+  'function transfer(address to, uint256 value) returns (bool)',
+  'function balanceOf(address owner) view returns (uint256)',
+]);
+
+/** Hardhat's first default account ("test test … junk" mnemonic): publicly known, local use only. */
+export const FUNDER = privateKeyToAccount(
+  '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
+);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type HardhatNode = Awaited<ReturnType<typeof startHardhat>>;
+
+/**
+ * A real Hardhat node (chain id 31337) on a free loopback port, started as a child `node` process (not npx,
+ * whose death would leave the node running) with the USDT stand-in deployed from its committed artifact.
+ * `stop()` kills that process.
+ */
+export async function startHardhat() {
+  const port = await freePort();
+  const cli = require.resolve('hardhat/internal/cli/cli.js');
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      cli,
+      'node',
+      '--config',
+      join(HARDHAT_DIR, 'hardhat.config.js'),
+      '--hostname',
+      '127.0.0.1',
+      '--port',
+      String(port),
+    ],
+    {
+      // Hardhat insists on being resolvable from its working directory ("non-local installation").
+      cwd: join(__dirname, '..'),
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true' },
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (d) => (stderr += String(d)));
+  const url = `http://127.0.0.1:${port}`;
+  let id = 0;
+  const rpc = async <T = unknown>(method: string, params: unknown[] = []): Promise<T> => {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+    });
+    const body = (await res.json()) as { result?: T; error?: { message: string } };
+    if (body.error) throw new Error(`${method}: ${body.error.message}`);
+    return body.result as T;
+  };
+  const started = Date.now();
+  for (;;) {
+    try {
+      await rpc('eth_chainId');
+      break;
+    } catch {
+      if (child.exitCode !== null || Date.now() - started > 60_000) {
+        child.kill('SIGKILL');
+        throw new Error(`Hardhat node did not start: ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const hex = (n: bigint | number) => `0x${BigInt(n).toString(16)}`;
+  const receiptOf = async (hash: string) => {
+    for (let i = 0; i < 200; i++) {
+      const r = await rpc<{
+        status: string;
+        blockNumber: string;
+        blockHash: string;
+        contractAddress: string;
+      } | null>('eth_getTransactionReceipt', [hash]);
+      if (r) return r;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    throw new Error(`no receipt for ${hash}`);
+  };
+  const send = async (tx: Record<string, unknown>) =>
+    rpc<string>('eth_sendTransaction', [{ from: FUNDER.address, ...tx }]);
+  const deployHash = await send({
+    data: ARTIFACT.bytecode + (1_000_000_000n * 10n ** 6n).toString(16).padStart(64, '0'),
+    gas: hex(3_000_000),
+  });
+  const usdt = (await receiptOf(deployHash)).contractAddress;
+
+  let nonce: number | undefined;
+  /** Signs locally (the raw bytes can be sent again after a revert) and sends from FUNDER. */
+  const signed = async (tx: { to: string; value?: bigint; data?: Hex }) => {
+    nonce ??= Number(await rpc<string>('eth_getTransactionCount', [FUNDER.address, 'pending']));
+    const raw = await FUNDER.signTransaction({
+      chainId: 31337,
+      type: 'eip1559',
+      nonce: nonce++,
+      to: tx.to as Hex,
+      value: tx.value ?? 0n,
+      data: tx.data,
+      gas: tx.data ? 100_000n : 21_000n,
+      maxFeePerGas: 50_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+    });
+    return raw;
+  };
+
+  return {
+    url,
+    usdt,
+    rpc,
+    receiptOf,
+    head: async () => Number(await rpc<string>('eth_blockNumber')),
+    /**
+     * Mines blocks one `evm_mine` at a time: `hardhat_mine` with a count makes "reserved" blocks whose
+     * parentHash does not match the previous block's hash, which the scanner would take for a reorg.
+     */
+    mine: async (blocks = 1) => {
+      for (let i = 0; i < blocks; i++) await rpc('evm_mine');
+    },
+    snapshot: () => rpc<string>('evm_snapshot'),
+    revert: (snapshotId: string) => rpc<boolean>('evm_revert', [snapshotId]),
+    automine: (on: boolean) => rpc('evm_setAutomine', [on]),
+    resetNonce: () => {
+      nonce = undefined;
+    },
+    /** A signed transfer from FUNDER: ETH, or USDT when `token` is set. Returns the raw transaction. */
+    signTransfer: (to: string, amount: bigint, token = false) =>
+      token
+        ? signed({
+            to: usdt,
+            data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [to as Hex, amount] }),
+          })
+        : signed({ to, value: amount }),
+    sendRaw: (raw: string) => rpc<string>('eth_sendRawTransaction', [raw]),
+    balance: async (address: string) => BigInt(await rpc<string>('eth_getBalance', [address, 'latest'])),
+    tokenBalance: async (address: string) =>
+      BigInt(
+        await rpc<string>('eth_call', [
+          {
+            to: usdt,
+            data: encodeFunctionData({ abi: ERC20, functionName: 'balanceOf', args: [address as Hex] }),
+          },
+          'latest',
+        ]),
+      ),
+    encodeTokenTransfer: (to: string, amount: bigint) =>
+      encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [to as Hex, amount] }),
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

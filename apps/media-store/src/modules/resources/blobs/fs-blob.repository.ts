@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { BlobNotFoundError, BlobRepository, type ByteRange } from './blob.repository';
+
+/** Local-disk blobs under MEDIA_FS_ROOT; an upload is written to `.tmp/` and renamed into place when complete. */
+export class FsBlobRepository extends BlobRepository {
+  private readonly root: string;
+
+  constructor(root: string) {
+    super();
+    this.root = resolve(root);
+  }
+
+  /** Folder of in-flight uploads (empty when none is running). */
+  get tempDir(): string {
+    return join(this.root, '.tmp');
+  }
+
+  private pathOf(key: string): string {
+    const path = resolve(this.root, key);
+    if (!path.startsWith(this.root + sep) || key.startsWith('.tmp'))
+      throw new Error(`Invalid blob key ${key}`);
+    return path;
+  }
+
+  async put(key: string, body: Readable, _contentType?: string): Promise<void> {
+    const target = this.pathOf(key);
+    const temp = join(this.tempDir, randomUUID());
+    await mkdir(this.tempDir, { recursive: true });
+    try {
+      await pipeline(body, createWriteStream(temp, { flags: 'wx' }));
+      await mkdir(dirname(target), { recursive: true });
+      await rename(temp, target);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable> {
+    const path = this.pathOf(key);
+    if (!(await this.exists(key))) throw new BlobNotFoundError(key);
+    return createReadStream(path, range ? { start: range.start, end: range.end } : {});
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return stat(this.pathOf(key)).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+  }
+
+  async remove(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+}

@@ -1,0 +1,20 @@
+import { MEDIA_SLOTS, uploadLabelsSchema } from '@tessera/contracts';
+import { z } from 'zod';
+
+const owner = {
+  productId: z.string().uuid(),
+  applicantId: z.string().uuid(),
+  enrollmentId: z.string().uuid(),
+  slot: z.enum(MEDIA_SLOTS, { message: `must be one of ${MEDIA_SLOTS.join(', ')}` }),
+};
+
+/** PUT /internal/v1/resources/{enrollmentId}/{slot}?productId&applicantId&documentType&side&source */
+export const uploadTargetSchema = z
+  .object({ ...owner, ...uploadLabelsSchema.shape })
+  .transform(({ documentType, side, source, ...rest }) => ({
+    ...rest,
+    labels: { documentType, side, source },
+  }));
+
+/** GET|HEAD /internal/v1/resources/{enrollmentId}/{slot}/{seq}?productId&applicantId */
+export const resourceKeySchema = z.object({ ...owner, seq: z.coerce.number().int().min(1).max(999_999_999) });

@@ -1,0 +1,79 @@
+import { Controller, Get, Head, Param, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { resourceKeySchema, uploadTargetSchema } from './dto';
+import { InternalAuthGuard } from './internal-auth.guard';
+import { ResourcesService } from './resources.service';
+import { parseRange } from './upload-meter';
+
+/**
+ * Internal HTTP API for the bytes (decision 0111). PUT streams an upload in (raw body, any declared type);
+ * GET streams it out with one optional Range; HEAD answers the same headers without the body.
+ */
+@Controller('internal/v1/resources')
+@UseGuards(InternalAuthGuard)
+export class ResourcesController {
+  constructor(private readonly resources: ResourcesService) {}
+
+  @Put(':enrollmentId/:slot')
+  async upload(
+    @Param() params: Record<string, string>,
+    @Query() query: Record<string, string>,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const target = uploadTargetSchema.parse({ ...query, ...params });
+    const resource = await this.resources.upload(target, request.raw);
+    reply.status(201);
+    return resource;
+  }
+
+  @Head(':enrollmentId/:slot/:seq')
+  head(
+    @Param() params: Record<string, string>,
+    @Query() query: Record<string, string>,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    return this.send(params, query, request, reply, false);
+  }
+
+  @Get(':enrollmentId/:slot/:seq')
+  bytes(
+    @Param() params: Record<string, string>,
+    @Query() query: Record<string, string>,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    return this.send(params, query, request, reply, true);
+  }
+
+  private async send(
+    params: Record<string, string>,
+    query: Record<string, string>,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    withBody: boolean,
+  ): Promise<void> {
+    const { resource, storageKey } = await this.resources.find(
+      resourceKeySchema.parse({ ...query, ...params }),
+    );
+    const size = resource.sizeBytes;
+    reply
+      .header('content-type', resource.mime)
+      .header('accept-ranges', 'bytes')
+      .header('etag', `"${resource.sha256}"`)
+      .header('last-modified', new Date(resource.addedAtUtc).toUTCString());
+    const range = parseRange(request.headers.range, size);
+    if (range === 'unsatisfiable') {
+      await reply.status(416).header('content-range', `bytes */${size}`).header('content-length', 0).send();
+      return;
+    }
+    if (range) reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`);
+    reply.header('content-length', range ? range.end - range.start + 1 : size);
+    if (!withBody) {
+      await reply.send();
+      return;
+    }
+    await reply.send(await this.resources.read(storageKey, range));
+  }
+}

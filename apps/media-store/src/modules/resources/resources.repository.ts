@@ -1,0 +1,104 @@
+import { Injectable } from '@nestjs/common';
+import type { MediaKind, MediaResource, MediaSlot } from '@tessera/contracts';
+import { DataSource } from 'typeorm';
+import { ResourceEntity } from './entities/resource.entity';
+
+export interface NewResource {
+  id: string;
+  tenantId: string;
+  applicantId: string;
+  enrollmentId: string;
+  slot: MediaSlot;
+  kind: MediaKind;
+  mime: string;
+  sizeBytes: number;
+  sha256: string;
+  storageKey: string;
+  documentType: string | null;
+  side: string | null;
+  source: string | null;
+}
+
+export interface ResourceFilter {
+  tenantId: string;
+  applicantId: string;
+  enrollmentId?: string;
+  kind?: MediaKind;
+  activity: 'active' | 'inactive' | 'all';
+}
+
+export const toMediaResource = (row: ResourceEntity): MediaResource => ({
+  enrollmentId: row.enrollmentId,
+  applicantId: row.applicantId,
+  slot: row.slot as MediaSlot,
+  seq: row.seq,
+  kind: row.kind as MediaKind,
+  mime: row.mime,
+  sizeBytes: Number(row.sizeBytes),
+  sha256: row.sha256,
+  documentType: row.documentType,
+  side: row.side,
+  source: row.source,
+  active: row.active,
+  addedAtUtc: row.createdAt.toISOString(),
+  supersededAtUtc: row.supersededAt ? row.supersededAt.toISOString() : null,
+});
+
+/** The only reader and writer of schema `media`. */
+@Injectable()
+export class ResourcesRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Records a stored upload as the active resource of its slot, in one transaction: the previous active one
+   * turns inactive, and the upload takes the slot's next sequence number. A per-slot advisory lock serialises
+   * concurrent uploads to one slot, so exactly one stays active (the partial unique index also guarantees it).
+   */
+  async insertActive(input: NewResource): Promise<ResourceEntity> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        `media:slot:${input.enrollmentId}:${input.slot}`,
+      ]);
+      await manager.query(
+        'UPDATE "media"."resources" SET "active" = false, "superseded_at" = now() WHERE "enrollment_id" = $1 AND "slot" = $2 AND "active"',
+        [input.enrollmentId, input.slot],
+      );
+      const [{ seq }] = (await manager.query(
+        'SELECT COALESCE(MAX("seq"), 0) + 1 AS "seq" FROM "media"."resources" WHERE "enrollment_id" = $1 AND "slot" = $2',
+        [input.enrollmentId, input.slot],
+      )) as Array<{ seq: number }>;
+      const row = manager.create(ResourceEntity, {
+        ...input,
+        sizeBytes: String(input.sizeBytes),
+        seq: Number(seq),
+        active: true,
+        supersededAt: null,
+      });
+      return manager.save(row);
+    });
+  }
+
+  find(filter: ResourceFilter): Promise<ResourceEntity[]> {
+    const query = this.dataSource
+      .getRepository(ResourceEntity)
+      .createQueryBuilder('r')
+      .where('r.tenantId = :tenantId AND r.applicantId = :applicantId', filter)
+      .orderBy('r.createdAt', 'DESC')
+      .addOrderBy('r.seq', 'DESC');
+    if (filter.enrollmentId) query.andWhere('r.enrollmentId = :enrollmentId', filter);
+    if (filter.kind) query.andWhere('r.kind = :kind', filter);
+    if (filter.activity !== 'all')
+      query.andWhere('r.active = :active', { active: filter.activity === 'active' });
+    return query.getMany();
+  }
+
+  findOne(key: {
+    tenantId: string;
+    applicantId: string;
+    enrollmentId: string;
+    slot: string;
+    seq: number;
+  }): Promise<ResourceEntity | null> {
+    return this.dataSource.getRepository(ResourceEntity).findOneBy(key);
+  }
+}

@@ -1,0 +1,140 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  defaultSourceFor,
+  MEDIA_MIME_KINDS,
+  type MediaKind,
+  type MediaResource,
+  type MediaSlot,
+  SLOT_ALLOWED_MIMES,
+  type UploadLabels,
+} from '@tessera/contracts';
+import { APP_CONFIG, AppException, notFound } from '@tessera/platform';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Env } from '../../config/env';
+import { BlobRepository, type ByteRange } from './blobs/blob.repository';
+import { ResourcesRepository, type ResourceFilter, toMediaResource } from './resources.repository';
+import { TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
+
+export interface UploadTarget {
+  productId: string;
+  applicantId: string;
+  enrollmentId: string;
+  slot: MediaSlot;
+  labels: UploadLabels;
+}
+
+export interface ResourceKey {
+  productId: string;
+  applicantId: string;
+  enrollmentId: string;
+  slot: MediaSlot;
+  seq: number;
+}
+
+/** A refusal of the meter as the answer the client gets; anything else unchanged (a 500). */
+const asHttpError = (err: unknown): unknown =>
+  err instanceof UnsupportedTypeError
+    ? new AppException(415, err.message)
+    : err instanceof TooLargeError
+      ? new AppException(413, err.message)
+      : err;
+
+/** Stores uploads (sniffed, hashed, size-limited while they stream) and serves their bytes and metadata. */
+@Injectable()
+export class ResourcesService {
+  private readonly logger = new Logger(ResourcesService.name);
+
+  constructor(
+    private readonly repository: ResourcesRepository,
+    private readonly blobs: BlobRepository,
+    @Inject(APP_CONFIG) private readonly env: Env,
+  ) {}
+
+  limitFor(kind: MediaKind): number {
+    return kind === 'video' ? this.env.MEDIA_MAX_VIDEO_BYTES : this.env.MEDIA_MAX_IMAGE_BYTES;
+  }
+
+  /**
+   * Streams `body` to blob storage and records it as the slot's active resource. A type not allowed for the
+   * slot gives 415 and more than the kind's limit gives 413; then, as when the client goes away, no row, no
+   * blob and no temporary file remain.
+   */
+  async upload(target: UploadTarget, body: IncomingMessage | Readable): Promise<MediaResource> {
+    const meter = new UploadMeter(SLOT_ALLOWED_MIMES[target.slot], (mime) =>
+      this.limitFor(MEDIA_MIME_KINDS[mime]),
+    );
+    // The request is piped, not pipelined: a refusal must leave the socket open for the 415/413 answer.
+    const aborted = () => {
+      if (!(body as IncomingMessage).complete) meter.destroy(new Error('Upload aborted by the client'));
+    };
+    body.once('close', aborted);
+    body.once('error', (err) => meter.destroy(err));
+    // The storage driver may still be preparing (mkdir, bucket check) when the meter refuses the upload.
+    let refusal: unknown;
+    meter.on('error', (err) => (refusal ??= err));
+    body.pipe(meter);
+    const id = randomUUID();
+    const storageKey = `${target.productId}/${target.enrollmentId}/${target.slot}/${id}`;
+    try {
+      await this.blobs.put(storageKey, meter, 'application/octet-stream');
+    } catch (caught) {
+      body.unpipe(meter);
+      body.resume();
+      throw asHttpError(refusal ?? caught);
+    } finally {
+      body.off('close', aborted);
+    }
+    const mime = meter.mime;
+    if (refusal || !mime || !meter.writableFinished) {
+      // A driver that stopped reading early without failing must not leave a partial blob behind.
+      await this.blobs.remove(storageKey).catch(() => undefined);
+      throw asHttpError(refusal ?? new Error('Upload ended before the whole body was stored'));
+    }
+    try {
+      const row = await this.repository.insertActive({
+        id,
+        tenantId: target.productId,
+        applicantId: target.applicantId,
+        enrollmentId: target.enrollmentId,
+        slot: target.slot,
+        kind: MEDIA_MIME_KINDS[mime],
+        mime,
+        sizeBytes: meter.size,
+        sha256: meter.sha256,
+        storageKey,
+        documentType: target.labels.documentType ?? null,
+        side: target.labels.side ?? null,
+        source: target.labels.source ?? defaultSourceFor(target.slot),
+      });
+      return toMediaResource(row);
+    } catch (err) {
+      await this.blobs
+        .remove(storageKey)
+        .catch((e: unknown) => this.logger.warn(`Orphan blob ${storageKey}: ${e}`));
+      throw err;
+    }
+  }
+
+  async list(filter: ResourceFilter): Promise<MediaResource[]> {
+    return (await this.repository.find(filter)).map(toMediaResource);
+  }
+
+  /** The metadata and storage key of one upload; 404 when this product and applicant have no such upload. */
+  async find(key: ResourceKey): Promise<{ resource: MediaResource; storageKey: string }> {
+    const row = await this.repository.findOne({
+      tenantId: key.productId,
+      applicantId: key.applicantId,
+      enrollmentId: key.enrollmentId,
+      slot: key.slot,
+      seq: key.seq,
+    });
+    if (!row) throw notFound('Resource not found');
+    return { resource: toMediaResource(row), storageKey: row.storageKey };
+  }
+
+  read(storageKey: string, range?: ByteRange): Promise<Readable> {
+    return this.blobs.read(storageKey, range);
+  }
+}

@@ -1,0 +1,93 @@
+import { fromBuffer } from 'file-type';
+import { createHash } from 'node:crypto';
+import { Transform, type TransformCallback } from 'node:stream';
+
+/** How many leading bytes are held back to sniff the type (file-type's own minimum sample). */
+export const SNIFF_BYTES = 4100;
+
+export class UnsupportedTypeError extends Error {
+  constructor(readonly mime: string | undefined) {
+    super(mime ? `A file of type ${mime} is not accepted here` : 'The file type is not recognised');
+  }
+}
+
+export class TooLargeError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`The file exceeds the limit of ${limitBytes} bytes`);
+  }
+}
+
+/**
+ * Passes an upload through while computing its sha256 and size. The first SNIFF_BYTES are held back until the
+ * real type is known from the magic bytes: a type outside `allowed` fails the stream with UnsupportedTypeError
+ * before a single byte goes downstream; more than `limitFor(mime)` bytes fail it with TooLargeError.
+ */
+export class UploadMeter extends Transform {
+  private readonly hash = createHash('sha256');
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private limit = Number.POSITIVE_INFINITY;
+  size = 0;
+  mime?: string;
+
+  constructor(
+    private readonly allowed: readonly string[],
+    private readonly limitFor: (mime: string) => number,
+  ) {
+    super();
+  }
+
+  get sha256(): string {
+    return this.hash.copy().digest('hex');
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.size += chunk.length;
+    this.hash.update(chunk);
+    if (this.mime === undefined) {
+      this.head.push(chunk);
+      this.headBytes += chunk.length;
+      if (this.headBytes < SNIFF_BYTES) return callback();
+      this.decide().then(() => callback(), callback);
+      return;
+    }
+    if (this.size > this.limit) return callback(new TooLargeError(this.limit));
+    callback(null, chunk);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    if (this.mime !== undefined) return callback();
+    this.decide().then(() => callback(), callback);
+  }
+
+  private async decide(): Promise<void> {
+    const head = Buffer.concat(this.head);
+    this.head = [];
+    const type = await fromBuffer(head);
+    if (!type || !this.allowed.includes(type.mime)) throw new UnsupportedTypeError(type?.mime);
+    this.mime = type.mime;
+    this.limit = this.limitFor(type.mime);
+    if (this.size > this.limit) throw new TooLargeError(this.limit);
+    this.push(head);
+  }
+}
+
+/** One `Range: bytes=…` against a blob of `size` bytes (RFC 9110): absent or not a single byte range → full. */
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | 'unsatisfiable' | undefined {
+  if (!header) return undefined;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match || (match[1] === '' && match[2] === '')) return undefined;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(match[1]);
+  const end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  if (match[2] !== '' && Number(match[2]) < start) return undefined;
+  if (start >= size) return 'unsatisfiable';
+  return { start, end };
+}

@@ -1,0 +1,230 @@
+import { ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { MEDIA_RPC, mediaListReplySchema } from '@tessera/contracts';
+import { RpcClient } from '@tessera/platform';
+import {
+  bootApp,
+  createTestEnvironment,
+  mediaFixture,
+  migratorFor,
+  TEST_INTERNAL_SERVICE_TOKEN,
+  TEST_REDIS_URL,
+  type TestEnvironment,
+} from '@tessera/testing';
+import { Client } from 'pg';
+import S3rver from 's3rver';
+import request from 'supertest';
+import { AppModule } from '../src/app.module';
+import { loadEnv } from '../src/config/env';
+import { databaseOptions } from '../src/database/database';
+
+const JPEG = mediaFixture('tiny.jpg');
+const WEBM = mediaFixture('tiny.webm');
+const AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
+
+/** Where the suite's media-store keeps blobs, and how many objects or files (temporary ones included) it holds. */
+interface Storage {
+  env: Record<string, string>;
+  count: () => Promise<number>;
+  close: () => Promise<void>;
+}
+
+function fsStorage(): Storage {
+  const root = mkdtempSync(join(tmpdir(), 'tessera-media-api-'));
+  return {
+    env: { MEDIA_STORAGE: 'fs', MEDIA_FS_ROOT: root },
+    count: async () =>
+      readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length,
+    close: async () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+async function s3Storage(): Promise<Storage> {
+  const directory = mkdtempSync(join(tmpdir(), 'tessera-media-s3-'));
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
+  const { port } = await server.run();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const Bucket = 'tessera-media-api';
+  const client = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
+  return {
+    env: {
+      MEDIA_STORAGE: 's3',
+      S3_ENDPOINT: endpoint,
+      S3_BUCKET: Bucket,
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_FORCE_PATH_STYLE: 'true',
+    },
+    count: async () => {
+      const objects = await client.send(new ListObjectsV2Command({ Bucket })).catch(() => ({ KeyCount: 0 }));
+      const uploads = await client
+        .send(new ListMultipartUploadsCommand({ Bucket }))
+        .catch(() => ({ Uploads: [] as unknown[] }));
+      return (objects.KeyCount ?? 0) + (uploads.Uploads ?? []).length;
+    },
+    close: async () => {
+      client.destroy();
+      await server.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+describe.each([
+  ['fs', async () => fsStorage()],
+  ['s3 (s3rver)', s3Storage],
+])('media-store internal API on %s', (_name, makeStorage: () => Promise<Storage>) => {
+  let env: TestEnvironment;
+  let app: NestFastifyApplication;
+  let db: Client;
+  let rpc: RpcClient;
+  let storage: Storage;
+  const productId = randomUUID();
+  const applicantId = randomUUID();
+  const enrollmentId = randomUUID();
+  const owner = `productId=${productId}&applicantId=${applicantId}`;
+
+  beforeAll(async () => {
+    env = await createTestEnvironment([
+      migratorFor(databaseOptions, join(__dirname, '../src/database/migrations')),
+    ]);
+    storage = await makeStorage();
+    app = await bootApp(
+      AppModule.forRoot(
+        loadEnv({
+          ...env.env,
+          INTERNAL_SERVICE_TOKEN: TEST_INTERNAL_SERVICE_TOKEN,
+          ...storage.env,
+          MEDIA_MAX_VIDEO_BYTES: String(256 * 1024),
+        }),
+      ),
+      { listen: true },
+    );
+    db = new Client({ connectionString: env.db.url });
+    await db.connect();
+    rpc = new RpcClient(TEST_REDIS_URL, env.redis.prefix);
+  });
+  afterAll(async () => {
+    await rpc?.onApplicationShutdown();
+    await db?.end();
+    await app?.close();
+    await env?.teardown();
+    await storage?.close();
+  });
+
+  const http = () => request(app.getHttpServer());
+  const put = (slot: string, body: Buffer, query = '') =>
+    http()
+      .put(`/internal/v1/resources/${enrollmentId}/${slot}?${owner}${query}`)
+      .set(AUTH)
+      .set('content-type', 'application/octet-stream')
+      .send(body);
+  const rows = async () => Number((await db.query('SELECT count(*) AS n FROM media.resources')).rows[0].n);
+  const files = () => storage.count();
+
+  describe('calls', () => {
+    it('401 without the internal service token or with a wrong one', async () => {
+      await http().get(`/internal/v1/resources/${enrollmentId}/selfie/1?${owner}`).expect(401);
+      await http()
+        .put(`/internal/v1/resources/${enrollmentId}/selfie?${owner}`)
+        .set('authorization', 'Bearer wrong-token-0123456789')
+        .set('content-type', 'application/octet-stream')
+        .send(JPEG)
+        .expect(401);
+      expect(await rows()).toBe(0);
+    });
+
+    it('PUT stores with the sniffed type, sha256, size and next sequence; GET, HEAD and Range serve it', async () => {
+      const first = await put('selfie', JPEG, '&source=docapture').expect(201);
+      expect(first.body).toMatchObject({
+        slot: 'selfie',
+        seq: 1,
+        mime: 'image/jpeg',
+        sizeBytes: JPEG.length,
+        active: true,
+      });
+      const second = await put('selfie', JPEG).expect(201);
+      expect(second.body.seq).toBe(2);
+      const path = `/internal/v1/resources/${enrollmentId}/selfie/1?${owner}`;
+      const get = await http().get(path).set(AUTH).expect(200);
+      expect(Buffer.from(get.body).equals(JPEG)).toBe(true);
+      expect(get.headers.etag).toBe(`"${first.body.sha256}"`);
+      const head = await http().head(path).set(AUTH).expect(200);
+      expect(head.headers['content-length']).toBe(String(JPEG.length));
+      const part = await http().get(path).set(AUTH).set('range', 'bytes=0-3').expect(206);
+      expect(part.headers['content-range']).toBe(`bytes 0-3/${JPEG.length}`);
+      await http()
+        .get(path)
+        .set(AUTH)
+        .set('range', `bytes=${JPEG.length + 5}-`)
+        .expect(416);
+      // Bound to product and applicant.
+      await http()
+        .get(
+          `/internal/v1/resources/${enrollmentId}/selfie/1?productId=${productId}&applicantId=${randomUUID()}`,
+        )
+        .set(AUTH)
+        .expect(404);
+    });
+
+    it('metadata over Redis RPC (media.resources.list.v1): filters by activity, kind and enrollment', async () => {
+      const list = (data: object) =>
+        rpc.send(MEDIA_RPC.LIST, { productId, applicantId, ...data }, mediaListReplySchema);
+      const all = await list({});
+      expect(all.items.map((r) => [r.slot, r.seq, r.active])).toEqual([
+        ['selfie', 2, true],
+        ['selfie', 1, false],
+      ]);
+      expect((await list({ activity: 'inactive' })).items.map((r) => r.seq)).toEqual([1]);
+      expect((await list({ kind: 'video' })).items).toEqual([]);
+      expect((await list({ enrollmentId: randomUUID() })).items).toEqual([]);
+    });
+
+    it('415 and 413 store nothing (no row, no file, no temp file)', async () => {
+      const [before, filesBefore] = [await rows(), await files()];
+      await put('selfie', WEBM).expect(415);
+      await put('liveness_video', Buffer.concat([WEBM, Buffer.alloc(300 * 1024, 7)])).expect(413);
+      expect(await rows()).toBe(before);
+      expect(await files()).toBe(filesBefore);
+    });
+
+    it('an upload the client aborts half-way leaves nothing behind', async () => {
+      const [before, filesBefore] = [await rows(), await files()];
+      const { port } = app.getHttpServer().address() as { port: number };
+      await new Promise<void>((resolve) => {
+        const req = httpRequest({
+          host: '127.0.0.1',
+          port,
+          method: 'PUT',
+          path: `/internal/v1/resources/${enrollmentId}/liveness_video?${owner}`,
+          headers: {
+            ...AUTH,
+            'content-type': 'application/octet-stream',
+            'content-length': String(200 * 1024),
+          },
+        });
+        req.on('error', () => resolve());
+        req.write(Buffer.concat([WEBM, Buffer.alloc(60 * 1024, 1)]));
+        setTimeout(() => {
+          req.destroy();
+          resolve();
+        }, 300);
+      });
+      // The server notices the closed socket and cleans up.
+      for (let i = 0; i < 50 && (await files()) !== filesBefore; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect(await files()).toBe(filesBefore);
+      expect(await rows()).toBe(before);
+    });
+  });
+});

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { LevelsModule } from '../levels/levels.module';
+import { ReviewsModule } from '../reviews/reviews.module';
+import { ScreeningModule } from '../screening/screening.module';
+import { ChecksProcessor } from './checks.processor';
+import { ChecksRepository } from './checks.repository';
+import { ChecksService } from './checks.service';
+import { StepDiscoveryService } from './step-discovery.service';
+
+/** The worker side of verification: step checks, their discovery, and enrollment expiry. */
+@Module({
+  imports: [ReviewsModule, LevelsModule, ScreeningModule],
+  providers: [ChecksRepository, ChecksService, ChecksProcessor, StepDiscoveryService],
+})
+export class ChecksModule {}

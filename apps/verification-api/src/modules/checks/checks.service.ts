@@ -1,0 +1,85 @@
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { VerificationStepCheckPayload } from '@tessera/contracts';
+import type { LevelEntity } from '../levels/entities/level.entity';
+import { LevelsService } from '../levels/levels.service';
+import { identityDataCheck } from './identity-data-check';
+import type { CheckResult } from '../reviews/reviews.repository';
+import { ReviewsService } from '../reviews/reviews.service';
+import { ScreeningService } from '../screening/screening.service';
+import { screeningCheckResult, screeningSubject } from './screening-check';
+
+/**
+ * Runs the automatic check of one submitted step (decision 0131) and records its result:
+ * `submitted` -> `in_review` -> `completed` (GREEN / RED) or `awaitingOperatorReview`.
+ */
+@Injectable()
+export class ChecksService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(ChecksService.name);
+
+  constructor(
+    private readonly reviews: ReviewsService,
+    private readonly levels: LevelsService,
+    private readonly screening: ScreeningService,
+  ) {}
+
+  /** Loads and indexes the sanctions list at start-up rather than in the first screening. */
+  onApplicationBootstrap(): void {
+    this.screening.warmUp();
+  }
+
+  async checkStep(job: VerificationStepCheckPayload): Promise<'recorded' | 'skipped'> {
+    if ((await this.reviews.claimStep(job.stepId)) === 'done') return 'skipped';
+    const subject = await this.reviews.checkSubject(job.stepId);
+    const level = subject?.levelId ? await this.levels.findById(subject.levelId) : null;
+    if (!subject || !level) return 'skipped';
+    const result = await this.run(subject.kind, subject.type, subject.info, level);
+    const outcome = await this.reviews.recordCheck({
+      stepId: subject.stepId,
+      applicantId: subject.applicantId,
+      level,
+      result,
+    });
+    this.logger.log(
+      { stepId: subject.stepId, kind: subject.kind, decision: result.decision, outcome },
+      'step checked',
+    );
+    return outcome === 'recorded' ? 'recorded' : 'skipped';
+  }
+
+  private async run(
+    kind: string,
+    type: 'individual' | 'company',
+    info: Record<string, unknown>,
+    level: LevelEntity,
+  ): Promise<CheckResult> {
+    switch (kind) {
+      case 'personal_information':
+        return identityDataCheck(level.personalInfoRequiredFields, info);
+      case 'company_data':
+        return identityDataCheck(level.companyRequiredFields, info);
+      case 'aml':
+      case 'adverse_media': {
+        const subject = screeningSubject(type, info);
+        if (!subject) {
+          return this.undecided(`${kind}.run`, 'no name to screen: the applicant has no name on record');
+        }
+        return screeningCheckResult(kind, this.screening.screen(subject));
+      }
+      default:
+        // Media, document and questionnaire checks read the SDK's data (media-store resources, questionnaire
+        // answers); until they run here, these steps go to an operator with the reason recorded.
+        return this.undecided('step.checked', `no automatic check for ${kind} steps yet`);
+    }
+  }
+
+  private undecided(historyEvent: string, reason: string): CheckResult {
+    return {
+      decision: 'REVIEW',
+      rejectLabels: [],
+      moderationComment: null,
+      details: { reason },
+      risk: 'low',
+      historyEvent,
+    };
+  }
+}

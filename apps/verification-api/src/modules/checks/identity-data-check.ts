@@ -1,0 +1,51 @@
+import type { CheckResult } from '../reviews/reviews.repository';
+
+const DATE_KEYS = ['dateOfBirth', 'incorporatedOn'];
+const present = (v: unknown) => v !== undefined && v !== null && String(v).trim() !== '';
+
+/** A calendar date YYYY-MM-DD that exists and is not in the future. */
+function validDate(value: unknown): boolean {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return (
+    !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value) && date.getTime() <= Date.now()
+  );
+}
+
+/**
+ * personal_information / company_data: every field the level requires has a value, and dates are real
+ * past dates. Missing or invalid data is RED RETRY (`REQUIRED_DATA_MISSING` / `INVALID_DATA`): the user can
+ * fix it on the next session.
+ */
+export function identityDataCheck(required: readonly string[], info: Record<string, unknown>): CheckResult {
+  const missing = required.filter((key) => !present(info[key]));
+  const invalid = DATE_KEYS.filter((key) => present(info[key]) && !validDate(info[key]));
+  const details = { check: 'identity_data', required, missing, invalid };
+  if (missing.length === 0 && invalid.length === 0) {
+    return {
+      decision: 'GREEN',
+      rejectLabels: [],
+      moderationComment: null,
+      details,
+      risk: 'low',
+      historyEvent: 'step.checked',
+    };
+  }
+  return {
+    decision: 'RED',
+    reviewRejectType: 'RETRY',
+    rejectLabels: [
+      ...(missing.length ? ['REQUIRED_DATA_MISSING'] : []),
+      ...(invalid.length ? ['INVALID_DATA'] : []),
+    ],
+    moderationComment: [
+      missing.length ? `Missing: ${missing.join(', ')}` : '',
+      invalid.length ? `Invalid: ${invalid.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
+    details,
+    risk: 'low',
+    historyEvent: 'step.checked',
+  };
+}

@@ -1,0 +1,89 @@
+import { Controller, Get, Head, Param, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { SdkTokenClaims } from '@tessera/auth';
+import { resourceListQuerySchema } from '@tessera/contracts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
+import type { PartnerContext } from '../products/products.service';
+import { SdkAuthGuard, SdkSession } from '../sessions/sdk-auth.guard';
+import type { MediaBytes } from './resources.repository';
+import { ResourcesService } from './resources.service';
+
+const rangeOf = (request: FastifyRequest): string | undefined =>
+  typeof request.headers.range === 'string' ? request.headers.range : undefined;
+
+async function relay(reply: FastifyReply, bytes: MediaBytes): Promise<void> {
+  reply
+    .status(bytes.status)
+    .headers(bytes.headers)
+    .header('cache-control', 'private, no-store')
+    .header('x-content-type-options', 'nosniff');
+  await reply.send(bytes.body);
+}
+
+/** Partner resources (contract "Resources"): list, bytes with HEAD and one Range, upload history. */
+@Controller('v1/applicants/:externalUserId')
+@UseGuards(PartnerAuthGuard)
+export class ResourcesController {
+  constructor(private readonly resources: ResourcesService) {}
+
+  @Get('resources')
+  list(
+    @Partner() partner: PartnerContext,
+    @Param('externalUserId') externalUserId: string,
+    @Query() query: Record<string, unknown>,
+  ) {
+    return this.resources.partnerList(partner, externalUserId, resourceListQuerySchema.parse(query));
+  }
+
+  @Head('resources/:resourceId')
+  async head(
+    @Partner() partner: PartnerContext,
+    @Param('externalUserId') externalUserId: string,
+    @Param('resourceId') resourceId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    await relay(
+      reply,
+      await this.resources.partnerBytes(partner, externalUserId, resourceId, 'HEAD', rangeOf(request)),
+    );
+  }
+
+  @Get('resources/:resourceId')
+  async bytes(
+    @Partner() partner: PartnerContext,
+    @Param('externalUserId') externalUserId: string,
+    @Param('resourceId') resourceId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    await relay(
+      reply,
+      await this.resources.partnerBytes(partner, externalUserId, resourceId, 'GET', rangeOf(request)),
+    );
+  }
+
+  @Get('uploads/history')
+  history(@Partner() partner: PartnerContext, @Param('externalUserId') externalUserId: string) {
+    return this.resources.partnerHistory(partner, externalUserId);
+  }
+}
+
+/** The hosted SDK's upload call (DECISIONS "Hosted SDK API"), authenticated by the SDK session token. */
+@Controller('api/v1/sdk/uploads')
+@UseGuards(SdkAuthGuard)
+export class SdkUploadsController {
+  constructor(private readonly resources: ResourcesService) {}
+
+  @Post(':slot')
+  async upload(
+    @SdkSession() session: SdkTokenClaims,
+    @Param('slot') slot: string,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const resource = await this.resources.uploadFromSdk(session, slot, request);
+    reply.status(201);
+    return resource;
+  }
+}

@@ -1,0 +1,164 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import {
+  MEDIA_RPC,
+  type MediaListRequest,
+  mediaListReplySchema,
+  type MediaResource,
+  mediaResourceSchema,
+  type MediaSlot,
+  type UploadLabels,
+} from '@tessera/contracts';
+import { APP_CONFIG, AppException, RpcClient } from '@tessera/platform';
+import { Agent, type IncomingMessage, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
+import type { Env } from '../../config/env';
+
+export interface MediaKey {
+  productId: string;
+  applicantId: string;
+  enrollmentId: string;
+  slot: MediaSlot;
+  seq: number;
+}
+
+export interface MediaTarget {
+  productId: string;
+  applicantId: string;
+  enrollmentId: string;
+  slot: MediaSlot;
+  labels: UploadLabels;
+}
+
+/** Headers of a bytes answer that are relayed to the partner unchanged. */
+const RELAYED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'];
+
+export interface MediaBytes {
+  status: number;
+  headers: Record<string, string>;
+  /** The body (absent for HEAD and for 416); the caller must consume or destroy it. */
+  body?: IncomingMessage;
+}
+
+/**
+ * The only code that talks to media-store: metadata over Redis RPC (`media.resources.list.v1`), bytes over
+ * its internal HTTP API with INTERNAL_SERVICE_TOKEN. Bodies are streamed both ways, never buffered whole.
+ */
+@Injectable()
+export class ResourcesRepository implements OnModuleDestroy {
+  private readonly base: URL;
+  private readonly agent: Agent;
+
+  constructor(
+    private readonly rpc: RpcClient,
+    @Inject(APP_CONFIG) private readonly env: Env,
+  ) {
+    this.base = new URL(env.MEDIA_STORE_URL.replace(/\/+$/, '') + '/');
+    this.agent =
+      this.base.protocol === 'https:'
+        ? new HttpsAgent({ keepAlive: true, maxSockets: 64 })
+        : new Agent({ keepAlive: true, maxSockets: 64 });
+  }
+
+  onModuleDestroy(): void {
+    this.agent.destroy();
+  }
+
+  async list(request: MediaListRequest): Promise<MediaResource[]> {
+    return (await this.rpc.send(MEDIA_RPC.LIST, request, mediaListReplySchema)).items;
+  }
+
+  /** GET or HEAD of one upload's bytes, with the partner's Range passed through. */
+  async open(key: MediaKey, method: 'GET' | 'HEAD', range?: string): Promise<MediaBytes> {
+    const url = this.url(`${key.enrollmentId}/${key.slot}/${key.seq}`, {
+      productId: key.productId,
+      applicantId: key.applicantId,
+    });
+    const response = await this.send(url, method, range ? { range } : {});
+    const headers: Record<string, string> = {};
+    for (const name of RELAYED) {
+      const value = response.headers[name];
+      if (typeof value === 'string') headers[name] = value;
+    }
+    if (response.statusCode === 200 || response.statusCode === 206 || response.statusCode === 416) {
+      if (method === 'HEAD' || response.statusCode === 416) {
+        response.resume();
+        return { status: response.statusCode, headers };
+      }
+      return { status: response.statusCode, headers, body: response };
+    }
+    throw await this.failure(response);
+  }
+
+  /** Streams `body` into media-store; its 415/413/400 answers come back as the same status and message. */
+  upload(target: MediaTarget, body: Readable): Promise<MediaResource> {
+    const query: Record<string, string> = { productId: target.productId, applicantId: target.applicantId };
+    for (const [name, value] of Object.entries(target.labels)) if (value !== undefined) query[name] = value;
+    const url = this.url(`${target.enrollmentId}/${target.slot}`, query);
+    return new Promise<MediaResource>((resolve, reject) => {
+      const request = this.request(url, 'PUT', { 'content-type': 'application/octet-stream' });
+      let answered = false;
+      request.once('response', (response) => {
+        answered = true;
+        // media-store may answer 415/413 before it has read everything: stop sending, keep the answer.
+        body.unpipe(request);
+        if (response.statusCode === 201) {
+          this.json(response).then((raw) => resolve(mediaResourceSchema.parse(raw)), reject);
+        } else {
+          this.failure(response).then(reject, reject);
+        }
+      });
+      request.once('error', (err) => {
+        if (!answered) reject(err);
+      });
+      body.once('error', (err) => request.destroy(err));
+      body.pipe(request);
+    });
+  }
+
+  private url(path: string, query: Record<string, string>): URL {
+    const url = new URL(`internal/v1/resources/${path}`, this.base);
+    for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+    return url;
+  }
+
+  private request(url: URL, method: string, headers: Record<string, string>) {
+    if (!this.env.INTERNAL_SERVICE_TOKEN) {
+      throw new AppException(503, 'Media storage is not configured');
+    }
+    const make = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return make(url, {
+      method,
+      agent: this.agent,
+      headers: { ...headers, authorization: `Bearer ${this.env.INTERNAL_SERVICE_TOKEN}` },
+    });
+  }
+
+  private send(url: URL, method: string, headers: Record<string, string>): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const request = this.request(url, method, headers);
+      request.once('response', resolve);
+      request.once('error', reject);
+      request.end();
+    });
+  }
+
+  private async json(response: IncomingMessage): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of response) chunks.push(chunk as Buffer);
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  }
+
+  /** A media-store error answer as the same client error; anything else is a 502 without internals. */
+  private async failure(response: IncomingMessage): Promise<AppException> {
+    const status = response.statusCode ?? 502;
+    const body = (await this.json(response).catch(() => ({}))) as { message?: unknown };
+    if ([400, 404, 413, 415, 416].includes(status)) {
+      return new AppException(
+        status,
+        typeof body.message === 'string' ? body.message : 'Media request refused',
+      );
+    }
+    return new AppException(502, 'Media storage is unavailable');
+  }
+}

@@ -1,0 +1,233 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { resourceIdFor, SecretBox, type SdkTokenClaims, verifyResourceId } from '@tessera/auth';
+import {
+  MEDIA_SLOTS,
+  type MediaKind,
+  type MediaResource,
+  type MediaSlot,
+  type PartnerResourceMetadata,
+  type ResourceListQuery,
+  SLOT_CODES,
+  slotForCode,
+  uploadLabelsSchema,
+} from '@tessera/contracts';
+import { APP_CONFIG, AppException, badRequest, notFound } from '@tessera/platform';
+import type { FastifyRequest } from 'fastify';
+import type { Multipart } from '@fastify/multipart';
+import type { Readable } from 'node:stream';
+import type { Env } from '../../config/env';
+import { ApplicantsService } from '../applicants/applicants.service';
+import type { PartnerContext } from '../products/products.service';
+import { type MediaBytes, ResourcesRepository } from './resources.repository';
+
+/** The contract's resource metadata plus the size and sha256 that media-store measured. */
+export type ResourceMetadata = PartnerResourceMetadata & { sizeBytes: number; sha256: string };
+
+const LABEL_FIELDS = new Set(['documentType', 'side', 'source']);
+const SIDE_OF_SLOT: Partial<Record<MediaSlot, 'front' | 'back'>> = {
+  document_front: 'front',
+  document_back: 'back',
+};
+
+/**
+ * Verification-side access to media (media-store owns the bytes and schema `media`).
+ *
+ * Used by other modules (hosted SDK, step checks); these two signatures are stable:
+ * - `listForEnrollment(productId, applicantId, enrollmentId, { activeOnly? })`: the uploads of one enrollment,
+ *   newest first, in the contract's metadata shape (id, enrollmentId, kind, slot, documentType, side, mime,
+ *   addedAtUtc, source, active) plus `sizeBytes` and `sha256`. `activeOnly` defaults to false (all uploads).
+ * - `openBytes(productId, applicantId, resourceId)`: `{ mime, sizeBytes, stream }` of one upload, active or
+ *   historical; the stream must be consumed or destroyed. Throws the platform's `notFound` (404) when the id
+ *   is malformed, forged, or belongs to another applicant or product, or when no such upload exists.
+ */
+@Injectable()
+export class ResourcesService {
+  private readonly idKey: Buffer;
+
+  constructor(
+    private readonly repository: ResourcesRepository,
+    private readonly applicants: ApplicantsService,
+    @Inject(APP_CONFIG) private readonly env: Env,
+  ) {
+    if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
+    this.idKey = SecretBox.pepper(env.SECRETS_MASTER_KEY, 'resource-id');
+  }
+
+  async listForEnrollment(
+    productId: string,
+    applicantId: string,
+    enrollmentId: string,
+    opts: { activeOnly?: boolean } = {},
+  ): Promise<ResourceMetadata[]> {
+    const items = await this.repository.list({
+      productId,
+      applicantId,
+      enrollmentId,
+      activity: opts.activeOnly ? 'active' : 'all',
+    });
+    return items.map((item) => this.metadata(productId, item));
+  }
+
+  async openBytes(
+    productId: string,
+    applicantId: string,
+    resourceId: string,
+  ): Promise<{ mime: string; sizeBytes: number; stream: NodeJS.ReadableStream }> {
+    const bytes = await this.bytes(productId, applicantId, resourceId, 'GET');
+    return {
+      mime: bytes.headers['content-type'],
+      sizeBytes: Number(bytes.headers['content-length']),
+      stream: bytes.body as NodeJS.ReadableStream,
+    };
+  }
+
+  /** GET /v1/applicants/{externalUserId}/resources */
+  async partnerList(partner: PartnerContext, externalUserId: string, query: ResourceListQuery) {
+    const applicant = await this.applicants.resolve(partner, externalUserId);
+    const items = await this.repository.list({
+      productId: partner.productId,
+      applicantId: applicant.id,
+      enrollmentId: query.enrollmentId,
+      kind: query.kind === 'all' ? undefined : (query.kind as MediaKind),
+      activity: query.activeOnly ? 'active' : 'all',
+    });
+    const shaped = items.map((item) => this.partnerShape(this.metadata(partner.productId, item)));
+    return { items: shaped, totalItems: shaped.length };
+  }
+
+  /** GET /v1/applicants/{externalUserId}/uploads/history: superseded uploads, each with its `resourceId`. */
+  async partnerHistory(partner: PartnerContext, externalUserId: string) {
+    const applicant = await this.applicants.resolve(partner, externalUserId);
+    const items = await this.repository.list({
+      productId: partner.productId,
+      applicantId: applicant.id,
+      activity: 'inactive',
+    });
+    const rows = items.map((item) => {
+      const { id, ...rest } = this.partnerShape(this.metadata(partner.productId, item));
+      return { resourceId: id, ...rest, supersededAtUtc: item.supersededAtUtc };
+    });
+    return { items: rows, totalItems: rows.length };
+  }
+
+  /** GET or HEAD /v1/applicants/{externalUserId}/resources/{resourceId}, one Range passed through. */
+  async partnerBytes(
+    partner: PartnerContext,
+    externalUserId: string,
+    resourceId: string,
+    method: 'GET' | 'HEAD',
+    range?: string,
+  ): Promise<MediaBytes> {
+    const applicant = await this.applicants.resolve(partner, externalUserId);
+    return this.bytes(partner.productId, applicant.id, resourceId, method, range);
+  }
+
+  /** POST /api/v1/sdk/uploads/{slot} (DECISIONS "Hosted SDK API"): the file part streams on to media-store. */
+  async uploadFromSdk(session: SdkTokenClaims, slotParam: string, request: FastifyRequest) {
+    const slot = MEDIA_SLOTS.find((s) => s === slotParam);
+    if (!slot) throw badRequest(`Unknown slot ${slotParam}; expected one of ${MEDIA_SLOTS.join(', ')}`);
+    if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a file part');
+    const fields: Record<string, string> = {};
+    let stored: MediaResource | undefined;
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'field') {
+          if (LABEL_FIELDS.has(part.fieldname) && !stored) fields[part.fieldname] = String(part.value);
+          continue;
+        }
+        if (part.fieldname !== 'file' || stored) {
+          part.file.resume();
+          continue;
+        }
+        stored = await this.storeFile(session, slot, fields, part);
+      }
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'FST_REQ_FILE_TOO_LARGE') throw new AppException(413, 'The file is too large');
+      if (code?.startsWith('FST_')) throw badRequest('Malformed multipart body');
+      throw err;
+    }
+    if (!stored) throw badRequest('A file part named "file" is required');
+    return this.partnerShape(this.metadata(session.pid, stored));
+  }
+
+  private async storeFile(
+    session: SdkTokenClaims,
+    slot: MediaSlot,
+    fields: Record<string, string>,
+    part: Multipart & { type: 'file' },
+  ): Promise<MediaResource> {
+    const labels = uploadLabelsSchema.safeParse(fields);
+    if (!labels.success) {
+      part.file.resume();
+      const issue = labels.error.issues[0];
+      throw badRequest(`${issue.path.join('.')}: ${issue.message}`);
+    }
+    const side = labels.data.side ?? SIDE_OF_SLOT[slot];
+    try {
+      return await this.repository.upload(
+        {
+          productId: session.pid,
+          applicantId: session.aid,
+          enrollmentId: session.sub,
+          slot,
+          labels: { ...labels.data, side },
+        },
+        part.file as Readable,
+      );
+    } finally {
+      // Whatever media-store did not read (a refusal answers early) is drained so the request completes.
+      part.file.resume();
+    }
+  }
+
+  private async bytes(
+    productId: string,
+    applicantId: string,
+    resourceId: string,
+    method: 'GET' | 'HEAD',
+    range?: string,
+  ): Promise<MediaBytes> {
+    const parts = verifyResourceId(resourceId, { productId, applicantId }, this.idKey);
+    const slot = parts && slotForCode(parts.slotLetter);
+    if (!parts || !slot) throw notFound('Resource not found');
+    return this.repository.open(
+      { productId, applicantId, enrollmentId: parts.enrollmentId, slot, seq: parts.seq },
+      method,
+      range,
+    );
+  }
+
+  private metadata(productId: string, item: MediaResource): ResourceMetadata {
+    return {
+      id: resourceIdFor(
+        {
+          productId,
+          applicantId: item.applicantId,
+          enrollmentId: item.enrollmentId,
+          slotCode: `${SLOT_CODES[item.slot]}${item.seq}`,
+        },
+        this.idKey,
+      ),
+      enrollmentId: item.enrollmentId,
+      kind: item.kind,
+      slot: item.slot,
+      documentType: item.documentType,
+      side: item.side,
+      mime: item.mime,
+      addedAtUtc: item.addedAtUtc,
+      source: item.source,
+      active: item.active,
+      sizeBytes: item.sizeBytes,
+      sha256: item.sha256,
+    };
+  }
+
+  private partnerShape({
+    sizeBytes: _size,
+    sha256: _sha,
+    ...metadata
+  }: ResourceMetadata): PartnerResourceMetadata {
+    return metadata;
+  }
+}

@@ -1,0 +1,335 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { applicantReviewedData } from '@tessera/contracts';
+import { bootApp, TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { JobQueues } from '@tessera/platform';
+import { loadEnv } from '../src/config/env';
+import { WorkerModule } from '../src/worker.module';
+import { type Credential, type Harness, startHarness } from './harness';
+
+let h: Harness;
+let worker: NestFastifyApplication;
+let productId: string;
+let key: Credential;
+
+const bearer = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+
+beforeAll(async () => {
+  h = await startHarness();
+  worker = await bootApp(
+    WorkerModule.forRoot(
+      loadEnv({
+        ...h.env.env,
+        CHECKS_POLL_MS: '200',
+        ENROLLMENT_EXPIRY_SWEEP_MS: '300',
+        OUTBOX_RELAY_ENABLED: 'false',
+      }),
+    ),
+    { rpc: false },
+  );
+  ({ productId, key } = await h.tenant());
+  await h.admin('post', `/products/${productId}/levels`, {
+    name: 'AML_KYC',
+    applicantType: 'individual',
+    isDefault: true,
+    personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth'],
+    steps: [{ kind: 'personal_information' }, { kind: 'aml' }],
+  });
+  await h.admin('post', `/products/${productId}/levels`, {
+    name: 'KYB_AML',
+    applicantType: 'company',
+    isDefault: true,
+    companyRequiredFields: ['companyName'],
+    steps: [{ kind: 'company_data' }, { kind: 'adverse_media' }],
+  });
+}, 60000);
+afterAll(async () => {
+  await worker?.close();
+  await h?.close();
+});
+
+/** An applicant with an open enrollment on its default level. */
+async function applicant(body: Record<string, unknown>) {
+  const created = await h.http().post('/v1/applicants').set(h.auth(key)).send(body).expect(201);
+  const session = await h
+    .http()
+    .post(`/v1/applicants/${body.externalUserId as string}/verifications`)
+    .set(h.auth(key))
+    .expect(202);
+  return { id: created.body.id as string, enrollmentId: session.body.enrollmentId as string };
+}
+
+/** What the SDK's final submit leaves (until the SDK API lands here): the steps and enrollment submitted. */
+async function submit(a: { id: string; enrollmentId: string }, kinds: string[]) {
+  for (const kind of kinds) {
+    await h.sql(
+      `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
+       VALUES ($1, $2, $3, 'submitted')
+       ON CONFLICT (applicant_id, kind) DO UPDATE SET review_status = 'submitted',
+         enrollment_id = excluded.enrollment_id, updated_at = now()`,
+      [a.id, a.enrollmentId, kind],
+    );
+  }
+  await h.sql(`UPDATE enrollments SET status = 'submitted' WHERE id = $1`, [a.enrollmentId]);
+  await h.sql(`UPDATE applicants SET status = 'pending' WHERE id = $1`, [a.id]);
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 15000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out; last value ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+type StepView = {
+  kind: string;
+  reviewStatus: string;
+  reviewAnswer: string | null;
+  reviewRejectType: string | null;
+};
+const steps = async (externalUserId: string) =>
+  (await h.http().get(`/v1/applicants/${externalUserId}/steps`).set(h.auth(key)).expect(200)).body
+    .steps as StepView[];
+const settled = (list: StepView[]) =>
+  list.every((s) => ['completed', 'awaitingOperatorReview', 'expired'].includes(s.reviewStatus));
+const status = async (externalUserId: string) =>
+  (await h.http().get(`/v1/applicants/${externalUserId}/status`).set(h.auth(key)).expect(200)).body;
+const history = async (externalUserId: string) =>
+  (
+    (await h.http().get(`/v1/applicants/${externalUserId}/review-history`).set(h.auth(key)).expect(200)).body
+      .items as { eventType: string; actorType: string }[]
+  ).map((i) => i.eventType);
+const outbox = (applicantId: string, eventType: string) =>
+  h.sql<{ data: Record<string, unknown> }>(
+    `SELECT data FROM outbox WHERE entity_id = $1 AND event_type = $2 ORDER BY created_at`,
+    [applicantId, eventType],
+  );
+const checkResult = async (applicantId: string, kind: string) =>
+  (
+    await h.sql<{ check_result: Record<string, unknown> }>(
+      'SELECT check_result FROM applicant_steps WHERE applicant_id = $1 AND kind = $2',
+      [applicantId, kind],
+    )
+  )[0].check_result;
+
+describe('step checks in the worker', () => {
+  it('an ordinary name passes AML screening: both steps GREEN, approved, low risk, applicantReviewed', async () => {
+    const a = await applicant({
+      externalUserId: 'u-ordinary',
+      firstName: 'Emma',
+      lastName: 'Lindqvist',
+      dateOfBirth: '1988-04-12',
+    });
+    await submit(a, ['personal_information', 'aml']);
+    const result = await until(() => steps('u-ordinary'), settled);
+    expect(result).toEqual([
+      expect.objectContaining({
+        kind: 'personal_information',
+        reviewStatus: 'completed',
+        reviewAnswer: 'GREEN',
+      }),
+      expect.objectContaining({ kind: 'aml', reviewStatus: 'completed', reviewAnswer: 'GREEN' }),
+    ]);
+    expect(await status('u-ordinary')).toMatchObject({
+      status: 'approved',
+      reviewAnswer: 'GREEN',
+      riskLevel: 'low',
+      attempt: 1,
+      reviewedAtUtc: expect.any(String),
+    });
+    expect(await history('u-ordinary')).toEqual(
+      expect.arrayContaining(['aml.run', 'enrollment.completed', 'applicant.approved']),
+    );
+    const [event] = await outbox(a.id, 'applicantReviewed');
+    expect(applicantReviewedData.safeParse(event.data).success).toBe(true);
+    expect(event.data).toMatchObject({ reviewResult: { reviewAnswer: 'GREEN' }, sandbox: false });
+  });
+
+  it('catches AL ZAWAHIRI, Dr. Ayman written "Ayman Al-Zawahiri" with his date of birth: RED FINAL SANCTIONS', async () => {
+    const a = await applicant({
+      externalUserId: 'u-listed',
+      firstName: 'Ayman',
+      lastName: 'Al-Zawahiri',
+      dateOfBirth: '1951-06-19',
+    });
+    await submit(a, ['personal_information', 'aml']);
+    const [, aml] = await until(() => steps('u-listed'), settled);
+    expect(aml).toMatchObject({
+      kind: 'aml',
+      reviewStatus: 'completed',
+      reviewAnswer: 'RED',
+      reviewRejectType: 'FINAL',
+    });
+    expect(await status('u-listed')).toMatchObject({
+      status: 'rejected',
+      reviewAnswer: 'RED',
+      reviewRejectType: 'FINAL',
+      rejectLabels: ['SANCTIONS'],
+      riskLevel: 'high',
+    });
+    expect(await checkResult(a.id, 'aml')).toMatchObject({
+      outcome: 'hit',
+      matches: [
+        expect.objectContaining({ listId: 2676, listName: 'AL ZAWAHIRI, Dr. Ayman', dateOfBirth: 'agrees' }),
+      ],
+    });
+    const [event] = await outbox(a.id, 'applicantReviewed');
+    expect(event.data).toMatchObject({
+      reviewResult: { reviewAnswer: 'RED', reviewRejectType: 'FINAL', rejectLabels: ['SANCTIONS'] },
+    });
+  });
+
+  it('catches BANCO NACIONAL DE CUBA (entity) on the adverse_media step of a company', async () => {
+    const a = await applicant({
+      externalUserId: 'c-bank',
+      type: 'company',
+      companyName: 'Banco Nacional de Cuba',
+    });
+    await submit(a, ['company_data', 'adverse_media']);
+    const [data, media] = await until(() => steps('c-bank'), settled);
+    expect(data).toMatchObject({ reviewStatus: 'completed', reviewAnswer: 'GREEN' });
+    expect(media).toMatchObject({
+      reviewStatus: 'completed',
+      reviewAnswer: 'RED',
+      reviewRejectType: 'FINAL',
+    });
+    expect(await status('c-bank')).toMatchObject({ status: 'rejected', rejectLabels: ['ADVERSE_MEDIA'] });
+    expect(await checkResult(a.id, 'adverse_media')).toMatchObject({
+      matches: expect.arrayContaining([expect.objectContaining({ listId: 306, type: 'entity', score: 100 })]),
+    });
+    expect(await history('c-bank')).toContain('adverse_media.run');
+  });
+
+  it('personal information missing a required field is RED RETRY with REQUIRED_DATA_MISSING', async () => {
+    const a = await applicant({ externalUserId: 'u-nodob', firstName: 'Lars', lastName: 'Hansen' });
+    await submit(a, ['personal_information', 'aml']);
+    const [info] = await until(() => steps('u-nodob'), settled);
+    expect(info).toMatchObject({ reviewAnswer: 'RED', reviewRejectType: 'RETRY' });
+    expect(await status('u-nodob')).toMatchObject({
+      status: 'rejected',
+      rejectLabels: ['REQUIRED_DATA_MISSING'],
+    });
+  });
+
+  it('a near miss waits for an operator (on hold, matches kept); RETRY reopens the step on the next link', async () => {
+    const a = await applicant({
+      externalUserId: 'u-near',
+      firstName: 'Ayman Mohammed',
+      lastName: 'Al Zawahiri',
+      dateOfBirth: '1990-01-01',
+    });
+    // Remove the date of birth the partner gave: the partial name match has nothing to contradict it.
+    await h.sql(`UPDATE applicants SET info = info - 'dateOfBirth' WHERE id = $1`, [a.id]);
+    await h.admin('patch', `/products/${productId}/levels/AML_KYC`, {
+      personalInfoRequiredFields: ['firstName', 'lastName'],
+    });
+    await submit(a, ['personal_information', 'aml']);
+    const [, aml] = await until(() => steps('u-near'), settled);
+    expect(aml).toMatchObject({ reviewStatus: 'awaitingOperatorReview', reviewAnswer: null });
+    expect(await status('u-near')).toMatchObject({ status: 'in_review', riskLevel: 'medium' });
+    expect(await history('u-near')).toContain('applicant.sent_to_review');
+    expect(await outbox(a.id, 'applicantOnHold')).toHaveLength(1);
+    // The operator sees the listed entry the name came close to.
+    const view = await h
+      .http()
+      .get(`/admin/v1/products/${productId}/applicants/u-near/steps`)
+      .set(bearer)
+      .expect(200);
+    expect(view.body.steps[1]).toMatchObject({
+      kind: 'aml',
+      reviewStatus: 'awaitingOperatorReview',
+      checkResult: {
+        outcome: 'possible_match',
+        matches: [
+          expect.objectContaining({
+            listId: 2676,
+            listName: 'AL ZAWAHIRI, Dr. Ayman',
+            screenedName: 'Ayman Mohammed Al Zawahiri',
+            programs: ['SDGT'],
+          }),
+        ],
+      },
+    });
+    expect(await checkResult(a.id, 'aml')).toMatchObject({
+      outcome: 'possible_match',
+      matches: [expect.objectContaining({ listId: 2676, basis: 'partial_name' })],
+    });
+
+    await h
+      .http()
+      .post(`/admin/v1/products/${productId}/applicants/u-near/steps/aml/review`)
+      .set(bearer)
+      .send({ reviewAnswer: 'RED', reviewRejectType: 'RETRY', rejectLabels: ['SANCTIONS'] })
+      .expect(200);
+    expect(await status('u-near')).toMatchObject({ status: 'rejected', reviewRejectType: 'RETRY' });
+    expect(await outbox(a.id, 'applicantReviewed')).toHaveLength(1);
+
+    await h.http().post('/v1/applicants/u-near/verifications').set(h.auth(key)).expect(202);
+    const reopened = await steps('u-near');
+    expect(reopened[1]).toMatchObject({ kind: 'aml', reviewStatus: 'pending', reviewAnswer: null });
+    expect(reopened[0]).toMatchObject({ kind: 'personal_information', reviewStatus: 'completed' });
+    expect(await status('u-near')).toMatchObject({ status: 'init' });
+    await h.admin('patch', `/products/${productId}/levels/AML_KYC`, {
+      personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth'],
+    });
+  });
+
+  it('a FINAL rejection is not reopened by a new link', async () => {
+    await h.http().post('/v1/applicants/u-listed/verifications').set(h.auth(key)).expect(202);
+    const [, aml] = await steps('u-listed');
+    expect(aml).toMatchObject({ reviewStatus: 'completed', reviewAnswer: 'RED', reviewRejectType: 'FINAL' });
+    expect(await status('u-listed')).toMatchObject({ status: 'rejected' });
+  });
+
+  it('a redelivered check job changes nothing: one result, one aml.run, one applicantReviewed', async () => {
+    const a = await applicant({
+      externalUserId: 'u-twice',
+      firstName: 'Sophie',
+      lastName: 'Moreau',
+      dateOfBirth: '1979-09-30',
+    });
+    await submit(a, ['personal_information', 'aml']);
+    await until(() => steps('u-twice'), settled);
+    const [step] = await h.sql<{ id: string }>(
+      `SELECT id FROM applicant_steps WHERE applicant_id = $1 AND kind = 'aml'`,
+      [a.id],
+    );
+    const queues = worker.get(JobQueues);
+    await queues.add(
+      'VERIFICATION_STEP_CHECK',
+      { stepId: step.id, applicantId: a.id, kind: 'aml', submittedAt: new Date().toISOString() },
+      { jobId: `redelivery-${step.id}` },
+    );
+    const queue = queues.queue('verification.checks');
+    await until(
+      () => queue.getJobState(`redelivery-${step.id}`),
+      (state) => state === 'completed',
+    );
+    expect((await history('u-twice')).filter((e) => e === 'aml.run')).toHaveLength(1);
+    expect(await outbox(a.id, 'applicantReviewed')).toHaveLength(1);
+  });
+
+  it('an expired link expires the steps that are not completed and records enrollment.expired', async () => {
+    const a = await applicant({
+      externalUserId: 'u-late',
+      firstName: 'Mei',
+      lastName: 'Tanaka',
+      dateOfBirth: '1990-02-02',
+    });
+    await h.sql(`UPDATE enrollments SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      a.enrollmentId,
+    ]);
+    const expired = await until(
+      () => steps('u-late'),
+      (list) => list.every((s) => s.reviewStatus === 'expired'),
+    );
+    expect(expired.map((s) => s.kind)).toEqual(['personal_information', 'aml']);
+    expect(await history('u-late')).toContain('enrollment.expired');
+    expect(await status('u-late')).toMatchObject({ status: 'expired' });
+    // A new link opens the expired steps again.
+    await h.http().post('/v1/applicants/u-late/verifications').set(h.auth(key)).expect(202);
+    expect((await steps('u-late')).map((s) => s.reviewStatus)).toEqual(['pending', 'pending']);
+  });
+});

@@ -1,0 +1,64 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A loopback port that is free right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  port: number;
+  /** SIGTERM, then waits for the exit (a no-op once it has exited). */
+  stop: () => Promise<void>;
+}
+
+/**
+ * Runs a built app (`node <main>`) as a child process on loopback with the given env, migrating its own schema
+ * at boot as in production, and resolves once its /health answers 200 (30 s at most; its stderr is in the error).
+ */
+export async function startServiceProcess(
+  name: string,
+  main: string,
+  env: Record<string, string>,
+  port?: number,
+): Promise<ServiceProcess> {
+  const listenPort = port ?? (await freePort());
+  const child = spawn(process.execPath, [main], {
+    env: {
+      ...process.env,
+      ...env,
+      MIGRATE_ON_BOOT: 'true',
+      LOG_LEVEL: 'warn',
+      PORT: String(listenPort),
+      HOST: '127.0.0.1',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`);
+    const ok = await fetch(`http://127.0.0.1:${listenPort}/health`)
+      .then((r) => r.status === 200)
+      .catch(() => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`${name} not healthy: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    port: listenPort,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
