@@ -23,6 +23,7 @@ export default tseslint.config(
     files: [
       '**/config/env.ts',
       '**/test/**',
+      '**/chaos/**',
       '**/*.spec.ts',
       '**/*.e2e-spec.ts',
       'scripts/**',

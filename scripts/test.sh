@@ -35,6 +35,9 @@ pnpm turbo run test --concurrency="${TEST_CONCURRENCY:-2}" 2>&1 | tee "$log_file
 status=${PIPESTATUS[0]}
 node --test scripts/*.test.mjs 2>&1 | tee -a "$log_file"
 node_status=${PIPESTATUS[0]}
+# Chaos suite (issue 15, docs/reliability.md): kill -9, a Redis of its own restarted; each file bounds itself.
+pnpm test:chaos 2>&1 | tee -a "$log_file"
+chaos_status=${PIPESTATUS[0]}
 set -e
 
 # One closing line for every runner together.
@@ -49,4 +52,4 @@ node -e '
   console.log(`\ntests: ${passed} passed, ${failed} failed`);
 ' "$log_file"
 rm -f "$log_file"
-[ "$status" = 0 ] && [ "$node_status" = 0 ]
+[ "$status" = 0 ] && [ "$node_status" = 0 ] && [ "$chaos_status" = 0 ]

@@ -84,7 +84,7 @@ describe('operator API', () => {
     await client(h.api, doomed).get('/assets').expect(200);
     await admin(h.api).post(`/admin/keys/${doomed.apiKey}/revoke`).expect(200);
     const res = await client(h.api, doomed).get('/assets').expect(401);
-    expect(res.body).toEqual({ message: 'Unknown or revoked API key' });
+    expect(res.body).toEqual({ message: 'Invalid API key or signature' });
     await admin(h.api).post('/admin/keys/ck_test_unknown/revoke').expect(404);
   });
 });
@@ -114,7 +114,7 @@ describe('signed requests', () => {
       .set('content-type', 'application/json')
       .send('{"externalId": "raw-1", "name": "Raw"}');
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ message: 'Invalid signature' });
+    expect(res.body).toEqual({ message: 'Invalid API key or signature' });
   });
 
   it('401 for a bad signature, missing headers, an unknown key', async () => {
@@ -123,15 +123,22 @@ describe('signed requests', () => {
       .get('/assets')
       .set({ ...headers, 'x-signature': '0'.repeat(64) })
       .expect(401);
-    expect(bad.body).toEqual({ message: 'Invalid signature' });
+    expect(bad.body).toEqual({ message: 'Invalid API key or signature' });
     const other = await http().get('/assets?take=1').set(headers).expect(401);
-    expect(other.body).toEqual({ message: 'Invalid signature' });
+    expect(other.body).toEqual({ message: 'Invalid API key or signature' });
     const missing = await http().get('/assets').expect(401);
     expect(missing.body).toEqual({ message: 'X-API-Key, X-Timestamp and X-Signature are required' });
-    await http()
+    // An unknown key gets the very message a wrong signature gets (issue 15: no key-existence oracle).
+    const unknown = await http()
       .get('/assets')
       .set({ ...headers, 'x-api-key': 'ck_test_00000000000000000000000000000000' })
       .expect(401);
+    expect(unknown.body).toEqual(bad.body);
+    const malformed = await http()
+      .get('/assets')
+      .set({ ...headers, 'x-api-key': 'not-a-key' })
+      .expect(401);
+    expect(malformed.body).toEqual(bad.body);
   });
 
   it('401 for clock drift beyond 30 s, either way', async () => {

@@ -211,6 +211,69 @@ describe('address book', () => {
   });
 });
 
+describe('issue 15: tags and strict amounts', () => {
+  it('an asset with requiresTag needs a valid tag in the address book and in withdrawals', async () => {
+    const noTag = await api.post('/address-book', { assetId: ASSETS.XRP, address: XRP_OK, label: 'no tag' });
+    expect(noTag.status).toBe(400);
+    expect(noTag.body).toEqual({
+      message: 'XRP addresses need a destination tag',
+      errors: { tag: ['Required for this asset'] },
+    });
+    const badTag = await api.post('/address-book', {
+      assetId: ASSETS.XRP,
+      address: XRP_OK,
+      tag: '4294967296',
+      label: 'x',
+    });
+    expect(badTag.status).toBe(400);
+    expect(badTag.body.errors).toEqual({ tag: ['Destination tag must be an integer 0..4294967295'] });
+    await api
+      .post('/address-book', { assetId: ASSETS.XRP, address: XRP_OK, tag: '77', label: 'tagged' })
+      .expect(201);
+    const xrp = await fundedWallet(api, ASSETS.XRP, '5');
+    const withdraw = (body: Record<string, unknown>) =>
+      api.post(
+        '/transactions/withdraw',
+        { sourceWalletId: xrp.walletId, destinationAddress: XRP_OK, amount: '1', ...body },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+    const untagged = await withdraw({});
+    expect(untagged.status).toBe(400);
+    expect(untagged.body).toEqual({
+      message: 'XRP withdrawals need a destination tag',
+      errors: { destinationTag: ['Required for this asset'] },
+    });
+    expect((await withdraw({ destinationTag: '78' })).status).toBe(400);
+    expect((await withdraw({ destinationTag: '77' })).status).toBe(201);
+    const btc = await fundedWallet(api, ASSETS.BTC, '1');
+    const tagged = await api.post(
+      '/transactions/withdraw',
+      { sourceWalletId: btc.walletId, destinationAddress: BTC_TESTNET, destinationTag: '1', amount: '0.1' },
+      { 'idempotency-key': newIdempotencyKey() },
+    );
+    expect(tagged.status).toBe(400);
+    expect(tagged.body.errors).toEqual({ destinationTag: ['This asset takes no tag'] });
+  });
+
+  it.each(['  0.1', '0.1\n', '\t0.1', '000.1', '0.1 ', '1e-1', '.1'])(
+    'refuses the lenient amount %j with 400 and creates nothing',
+    async (amount) => {
+      const a = await fundedWallet(api, ASSETS.BTC, '1');
+      const b = await fundedWallet(api, ASSETS.BTC, undefined);
+      const res = await api.post(
+        '/transactions/transfer',
+        { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+      expect(res.status).toBe(400);
+      expect(res.body.errors.amount).toEqual([
+        'Must be a decimal string such as "1.25" (no sign, spaces or leading zeros)',
+      ]);
+      expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ available: '1' });
+    },
+  );
+});
+
 describe('transfers and withdrawals', () => {
   it('an internal transfer moves both balances at once and runs the machine to Completed', async () => {
     const a = await fundedWallet(api, ASSETS.BTC, '2');

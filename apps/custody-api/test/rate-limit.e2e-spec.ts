@@ -1,10 +1,11 @@
+import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
 import { client, createKey, createTenant, type Harness, startHarness } from './support';
 
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness(
-    { CUSTODY_RATE_LIMIT_PER_KEY: '3', CUSTODY_RATE_LIMIT_PER_IP: '2' },
+    { CUSTODY_RATE_LIMIT_PER_KEY: '3', CUSTODY_RATE_LIMIT_PER_IP: '2', CUSTODY_AUTH_FAILURES_PER_IP: '4' },
     { worker: false },
   );
 });
@@ -31,5 +32,31 @@ describe('rate limits (sliding window, 4 segments of 15 s)', () => {
     const limited = await http().get('/health').expect(429);
     expect(limited.text).toBe('');
     expect(limited.headers['retry-after']).toMatch(/^\d+$/);
+  });
+
+  it('failed authentications: one bucket for the signed API, another for the operator API (issue 15)', async () => {
+    const http = () => request(h.api.getHttpServer());
+    // Four bad signatures from the address exhaust the signed API's bucket: the fifth is a 429.
+    const forged = (i: number) => ({
+      'x-api-key': `ck_test_${'0'.repeat(31)}${i}`,
+      'x-timestamp': String(Date.now()),
+      'x-signature': '0'.repeat(64),
+    });
+    for (let i = 0; i < 4; i++) await http().get('/vaults').set(forged(i)).expect(401);
+    const signed = await http().get('/vaults').set(forged(9)).expect(429);
+    expect(signed.headers['retry-after']).toMatch(/^\d+$/);
+    // The operator API's bucket is untouched: wrong tokens are 401 four times, then 429; the right one passes.
+    for (let i = 0; i < 4; i++) {
+      await http()
+        .get('/admin/tenants/x/assets')
+        .set('authorization', 'Bearer wrong-wrong-wrong')
+        .expect(401);
+    }
+    await http().post('/admin/tenants').set('authorization', 'Bearer wrong-wrong-wrong').send({}).expect(429);
+    await http()
+      .post('/admin/tenants')
+      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+      .send({ name: 'still-open' })
+      .expect(201);
   });
 });

@@ -34,6 +34,7 @@ beforeAll(async () => {
     },
     testResolver({
       'rebind.test': [['93.184.216.34'], ['10.0.0.7']],
+      'rebind6.test': [['93.184.216.34'], ['::a9fe:a9fe']],
       'flaky.test': [['127.0.0.1'], [], ['127.0.0.1']],
     }),
   );
@@ -356,6 +357,31 @@ describe('webhook deliveries over HTTPS', () => {
     );
     expect(d.result.attemptCount).toBe(1);
     expect(d.result.lastError).toBe('target refused: address 10.0.0.7 is not public (private)');
+  });
+
+  it('refuses at delivery an IPv4-compatible IPv6 answer carrying the metadata address (issue 15)', async () => {
+    const reply = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
+      tenantId: 'tenant-rebind6',
+      source: 'custody',
+      body: { url: 'https://rebind6.test/hook' },
+    });
+    expect(reply.ok).toBe(true);
+    const e = event({ tenantId: 'tenant-rebind6' });
+    await enqueue(app, e);
+    const row = await deliveryFor(e.eventId);
+    const d = await waitFor(
+      async () =>
+        (await rpc(app, WEBHOOK_RPC.GET_DELIVERY, {
+          tenantId: 'tenant-rebind6',
+          source: 'custody',
+          id: row.id,
+        })) as { result: { status: string; attemptCount: number; lastError: string } },
+      (r) => r.result.status === 'dead',
+    );
+    expect(d.result.attemptCount).toBe(1);
+    expect(d.result.lastError).toBe(
+      'target refused: address ::a9fe:a9fe is not public (ipv4Compatible, carries 169.254.169.254)',
+    );
   });
 
   it('retries (does not dead-letter) when the host fails to resolve for a moment', async () => {

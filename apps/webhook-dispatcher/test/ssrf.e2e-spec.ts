@@ -19,6 +19,9 @@ const dns = testResolver({
   'nat64.example': [['64:ff9b::a00:1']],
   'public.example': [['93.184.216.34']],
   'public6.example': [['2606:2800:220:1:248:1893:25c8:1946']],
+  'compat.example': [['::a9fe:a9fe']],
+  'sixtofour.example': [['2002:a00:1::1']],
+  'v6doc.example': [['93.184.216.34', '2001:db8::5']],
 });
 
 const refused: [string, RegExp][] = [
@@ -68,14 +71,76 @@ const refused: [string, RegExp][] = [
   ['https://ula.example/hook', /not public \(uniqueLocal\)/],
   ['https://mapped.example/hook', /10\.0\.0\.1 is not public \(private\)/],
   ['https://linklocal6.example/hook', /not public \(linkLocal\)/],
-  ['https://nat64.example/hook', /not public \(rfc6052\)/],
+  ['https://nat64.example/hook', /not public \(rfc6052, carries 10\.0\.0\.1\)/],
+  // IPv4-compatible IPv6 (::/96): the issue-15 hole; the URL parser rewrites the dotted form to hex
+  ['https://[::a9fe:a9fe]/hook', /not public \(ipv4Compatible, carries 169\.254\.169\.254\)/],
+  ['https://[::169.254.169.254]/hook', /carries 169\.254\.169\.254/],
+  ['https://[::127.0.0.1]/hook', /carries 127\.0\.0\.1/],
+  ['https://[::7f00:1]/hook', /carries 127\.0\.0\.1/],
+  ['https://[::10.0.0.1]/hook', /carries 10\.0\.0\.1/],
+  ['https://[::192.168.1.1]/hook', /carries 192\.168\.1\.1/],
+  ['https://[::8.8.8.8]/hook', /ipv4Compatible/],
+  ['https://[0:0:0:0:0:0:a9fe:a9fe]/hook', /ipv4Compatible/],
+  ['https://compat.example/hook', /ipv4Compatible, carries 169\.254\.169\.254/],
+  // IPv4-mapped spellings
+  ['https://[::ffff:a9fe:a9fe]/hook', /169\.254\.169\.254 is not public \(linkLocal\)/],
+  ['https://[0:0:0:0:0:ffff:c0a8:101]/hook', /192\.168\.1\.1 is not public \(private\)/],
+  ['https://[::ffff:0.0.0.0]/hook', /0\.0\.0\.0 is not public \(unspecified\)/],
+  ['https://[::ffff:192.0.2.1]/hook', /192\.0\.2\.1 is not public/],
+  // Translation and tunnelling forms (NAT64, 6to4, Teredo, SIIT)
+  ['https://[64:ff9b::a9fe:a9fe]/hook', /rfc6052, carries 169\.254\.169\.254/],
+  ['https://[64:ff9b::7f00:1]/hook', /rfc6052, carries 127\.0\.0\.1/],
+  ['https://[64:ff9b::808:808]/hook', /rfc6052/],
+  ['https://[64:ff9b:1::a00:1]/hook', /not public/],
+  ['https://[2002:a9fe:a9fe::1]/hook', /6to4, carries 169\.254\.169\.254/],
+  ['https://[2002:7f00:1::1]/hook', /6to4, carries 127\.0\.0\.1/],
+  ['https://[2002:a00:1::]/hook', /6to4, carries 10\.0\.0\.1/],
+  ['https://[2002:c0a8:101::1]/hook', /6to4, carries 192\.168\.1\.1/],
+  ['https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook', /not public \(teredo\)/],
+  ['https://[::ffff:0:a9fe:a9fe]/hook', /not public \(rfc6145\)/],
+  ['https://sixtofour.example/hook', /6to4, carries 10\.0\.0\.1/],
+  // IANA IPv4 special-purpose blocks that are not global
+  ['https://192.0.0.1/hook', /not public/],
+  ['https://192.0.0.170/hook', /not public/],
+  ['https://192.0.2.10/hook', /not public/],
+  ['https://198.51.100.7/hook', /not public/],
+  ['https://203.0.113.9/hook', /not public/],
+  ['https://198.18.0.1/hook', /not public/],
+  ['https://198.19.255.254/hook', /not public/],
+  ['https://192.88.99.1/hook', /not public/],
+  ['https://192.31.196.1/hook', /not public/],
+  ['https://192.52.193.1/hook', /not public/],
+  ['https://192.175.48.1/hook', /not public/],
+  ['https://240.0.0.1/hook', /not public/],
+  ['https://250.1.2.3/hook', /not public/],
+  ['https://239.255.255.250/hook', /not public \(multicast\)/],
+  ['https://100.127.255.255/hook', /not public \(carrierGradeNat\)/],
+  ['https://172.31.255.255/hook', /not public \(private\)/],
+  ['https://127.255.255.254/hook', /not public \(loopback\)/],
+  ['https://169.254.0.1/hook', /not public \(linkLocal\)/],
+  ['https://0/hook', /0\.0\.0\.0 is not public/],
+  ['https://10.255.255.255/hook', /not public \(private\)/],
+  // IANA IPv6 special-purpose blocks and everything outside 2000::/3
+  ['https://[2001:db8::1]/hook', /not public/],
+  ['https://[3fff::1]/hook', /not public/],
+  ['https://[100::1]/hook', /not public \(discard\)/],
+  ['https://[2001:2::1]/hook', /not public/],
+  ['https://[2001:10::1]/hook', /not public/],
+  ['https://[5f00::1]/hook', /not public/],
+  ['https://[fec0::1]/hook', /not public/],
+  ['https://[fe80::1%25eth0]/hook', /not (valid|public)/],
+  ['https://[4000::1]/hook', /not public \(reserved\)/],
+  ['https://[1::1]/hook', /not public \(reserved\)/],
+  ['https://[ff05::2]/hook', /not public \(multicast\)/],
+  ['https://[::2]/hook', /not public/],
+  ['https://v6doc.example/hook', /not public/],
 ];
 
 describe('egress guard: URLs and resolutions that must be refused', () => {
   const guard = new EgressGuard(dns);
 
-  it(`has at least 30 cases (${refused.length})`, () => {
-    expect(refused.length).toBeGreaterThanOrEqual(30);
+  it(`has at least 80 cases (${refused.length})`, () => {
+    expect(refused.length).toBeGreaterThanOrEqual(80);
   });
 
   it.each(refused)('refuses %s', async (url, reason) => {
@@ -96,6 +161,10 @@ describe('egress guard: URLs and resolutions that must be refused', () => {
       address: { family: 6 },
     });
     await expect(guard.vet('https://8.8.8.8/hook')).resolves.toMatchObject({ hostname: '8.8.8.8' });
+    // Mapped forms of a public address are that address; global unicast IPv6 passes.
+    await expect(guard.vet('https://[::ffff:8.8.8.8]/hook')).resolves.toBeTruthy();
+    await expect(guard.vet('https://[2606:4700:4700::1111]/hook')).resolves.toBeTruthy();
+    await expect(guard.vet('https://192.0.3.1/hook')).resolves.toBeTruthy();
   });
 
   it('relaxes only the configured CIDRs when WEBHOOK_ALLOW_PRIVATE_TARGETS is set', async () => {
@@ -132,6 +201,19 @@ describe('egress rules at configuration time', () => {
     ['http://public.example/hook', 'URL scheme must be https'],
     ['https://[::ffff:127.0.0.1]/hook', 'address 127.0.0.1 is not public (loopback)'],
     ['https://metadata.example/hook', 'address 169.254.169.254 is not public (linkLocal)'],
+    [
+      'https://[::a9fe:a9fe]/hook',
+      'address ::a9fe:a9fe is not public (ipv4Compatible, carries 169.254.169.254)',
+    ],
+    [
+      'https://[::169.254.169.254]/hook',
+      'address ::a9fe:a9fe is not public (ipv4Compatible, carries 169.254.169.254)',
+    ],
+    ['https://[2002:a00:1::1]/hook', 'address 2002:a00:1::1 is not public (6to4, carries 10.0.0.1)'],
+    [
+      'https://[64:ff9b::a9fe:a9fe]/hook',
+      'address 64:ff9b::a9fe:a9fe is not public (rfc6052, carries 169.254.169.254)',
+    ],
   ])('PUT refuses %s with 400', async (url, message) => {
     expect(
       await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, { tenantId: 't', source: 'custody', body: { url } }),

@@ -1,13 +1,64 @@
 import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { normalizeError } from './exception-filters';
+import { refuseUnstorableInput } from './input-edge';
+import { recordRoutes } from './route-table';
 import { Logger } from 'nestjs-pino';
 import { bindRequestLogger, logRequests, NestLogger, requestIdFor } from './logging';
 import { MetricsService } from './metrics';
 import { rpcServerOptions } from './rpc';
 import { PLATFORM_OPTIONS, ROOT_LOGGER, type PlatformOptions } from './tokens';
+
+/** Longest path parameter routed; a longer one answers 414 (Fastify's default is 100). */
+export const MAX_PARAM_LENGTH = 200;
+
+/**
+ * Errors Fastify raises before any route runs: a URL that does not decode (400), a path parameter over
+ * MAX_PARAM_LENGTH (414). Both contracts' shape for them is `{message}`; the input is never echoed.
+ */
+function frameworkError(
+  error: Error & { statusCode?: number; code?: string },
+  request: { id: string },
+  reply: {
+    status(code: number): typeof reply;
+    header(name: string, value: string): typeof reply;
+    send(body: unknown): unknown;
+  },
+): void {
+  const { status, message } = normalizeError(error);
+  reply
+    .status(status)
+    .header('x-request-id', request.id)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(JSON.stringify({ message }));
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (headers over the limit: 431, a request
+ * line or header it cannot parse: 400, a client too slow: 408), answered as `{message}` on the raw socket.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, reason, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request header fields too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'Request timeout']
+        : [400, 'Bad Request', 'Malformed request'];
+  const body = JSON.stringify({ message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
 
 /** The Fastify adapter every app uses: request ids from X-Request-Id, raw body kept for signatures. */
 export function createFastifyAdapter(
@@ -21,8 +72,35 @@ export function createFastifyAdapter(
     },
     trustProxy: opts.trustProxy ?? false,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkError as never,
+    clientErrorHandler,
   });
 }
+
+/**
+ * Helmet for JSON APIs: a CSP that allows nothing but the app's own Swagger UI assets, no framing, no
+ * sniffing, no referrer, HSTS for a year.
+ */
+export const securityHeaders = {
+  global: true,
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'none'"],
+      scriptSrc: ["'self'", "'unsafe-inline'"],
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'none'"],
+    },
+  },
+  crossOriginEmbedderPolicy: false,
+  referrerPolicy: { policy: 'no-referrer' },
+  hsts: { maxAge: 31_536_000, includeSubDomains: true },
+};
 
 /**
  * Wiring shared by main.ts and the test harness: logger, X-Request-Id echo, Fastify-level errors in the
@@ -34,10 +112,14 @@ export async function configureApp(app: NestFastifyApplication, opts: { rpc?: bo
   app.useLogger(new NestLogger(app.get(Logger)));
   app.flushLogs();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  recordRoutes(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     done();
   });
+  // Security headers for a JSON API (docs/decisions/0012): nothing here is meant to be framed or run as a page.
+  await app.register(helmet as never, securityHeaders as never);
+  refuseUnstorableInput(fastify);
   bindRequestLogger(fastify, app.get(ROOT_LOGGER));
   if (platform.env.LOG_REQUESTS) logRequests(fastify, app.get(ROOT_LOGGER));
   app.get(MetricsService).instrument(fastify);

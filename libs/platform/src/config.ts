@@ -24,6 +24,8 @@ export const baseEnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_REQUESTS: boolean.default(true),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Bearer token Prometheus sends to /metrics; unset, /metrics is closed in production (docs/reliability.md). */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   SECRETS_MASTER_KEY: base64Key32.optional(),
   MIGRATE_ON_BOOT: boolean.default(false),
   QUEUE_PREFIX: z

@@ -3,6 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ZodError } from 'zod';
 import { AppException, type FieldErrors, TooManyRequestsException } from './errors';
 
+/** The answer to a path no route matches (and to the operator API while ADMIN_TOKEN is unset). */
+export const ROUTE_NOT_FOUND = 'Route not found';
+
 export interface NormalizedError {
   status: number;
   message: string;
@@ -18,9 +21,56 @@ const STATUS_MESSAGES: Record<number, string> = {
   405: 'Method not allowed',
   409: 'Conflict',
   413: 'Payload too large',
+  414: 'URI too long',
   415: 'Unsupported media type',
   422: 'Unprocessable entity',
   429: 'Too many requests',
+  431: 'Request header fields too large',
+};
+
+/** Messages for the errors Fastify raises itself; they never carry the offending input. */
+const FASTIFY_MESSAGES: Record<string, string> = {
+  FST_ERR_BAD_URL: 'Malformed URL',
+  FST_ERR_MAX_PARAM_LENGTH: 'URI too long',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported media type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Payload too large',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Body cannot be empty when Content-Type is application/json',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'Malformed request body',
+  FST_ERR_CTP_EMPTY_TYPE: 'Malformed Content-Type header',
+  FST_ERR_CTP_INVALID_TYPE: 'Malformed Content-Type header',
+};
+
+/**
+ * SQLSTATE classes caused by the input reaching Postgres (22: data exception, e.g. a value too long or
+ * out of range) answer 400; those caused by the database being away answer 503 so the client retries
+ * (08: connection exception, 57P01-03: terminated or shutting down, 53: insufficient resources, 40001/40P01:
+ * serialization failure or deadlock that outlived the retries).
+ */
+function databaseError(exception: unknown): NormalizedError | undefined {
+  const code = (exception as { code?: unknown; driverError?: { code?: unknown } })?.driverError?.code;
+  const sqlState = typeof code === 'string' ? code : (exception as { code?: unknown })?.code;
+  if (typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState)) {
+    if (sqlState.startsWith('22')) return { status: 400, message: 'A value in the request is not valid' };
+    if (/^(08|53|57P0[123]|40001|40P01)/.test(sqlState)) return UNAVAILABLE;
+  }
+  const message = (exception as Error)?.message ?? '';
+  const name = (exception as Error)?.name ?? '';
+  // Connections that died under the pool (pg_terminate_backend, a restart) or a Redis that is away.
+  if (
+    /Connection terminated|terminating connection|Client has encountered a connection error|ECONNREFUSED|ECONNRESET|Connection is closed|timeout exceeded when trying to connect/i.test(
+      message,
+    ) ||
+    name === 'MaxRetriesPerRequestError'
+  ) {
+    return UNAVAILABLE;
+  }
+  return undefined;
+}
+
+const UNAVAILABLE: NormalizedError = {
+  status: 503,
+  message: 'Service temporarily unavailable; retry with back-off',
 };
 
 function zodFieldErrors(error: ZodError): FieldErrors {
@@ -60,16 +110,23 @@ export function normalizeError(exception: unknown): NormalizedError {
     const body = exception.getResponse();
     const raw = typeof body === 'string' ? body : (body as { message?: unknown }).message;
     const message = Array.isArray(raw) ? String(raw[0]) : typeof raw === 'string' ? raw : exception.message;
+    // Nest's unknown-route 404 ("Cannot GET /path") would echo the path back.
+    if (status === 404 && !(exception instanceof AppException) && /^Cannot [A-Z]+ /.test(message)) {
+      return { status, message: ROUTE_NOT_FOUND };
+    }
     return { status, message: message || STATUS_MESSAGES[status] || 'Error' };
   }
-  // Errors raised by Fastify itself (bad JSON, wrong content type, body too large) carry a 4xx statusCode.
+  // Errors raised by Fastify itself (bad URL, bad JSON, wrong content type, body too large) carry a 4xx
+  // statusCode; their own messages echo the input, so only a fixed message goes out.
   const statusCode = (exception as { statusCode?: unknown })?.statusCode;
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    const code = (exception as { code?: unknown }).code;
     const message =
-      statusCode === 400 ? 'Malformed request body' : (STATUS_MESSAGES[statusCode] ?? 'Bad request');
+      (typeof code === 'string' ? FASTIFY_MESSAGES[code] : undefined) ??
+      (statusCode === 400 ? 'Malformed request body' : (STATUS_MESSAGES[statusCode] ?? 'Bad request'));
     return { status: statusCode, message };
   }
-  return { status: 500, message: 'Internal server error' };
+  return databaseError(exception) ?? { status: 500, message: 'Internal server error' };
 }
 
 abstract class BaseFilter implements ExceptionFilter {
@@ -82,7 +139,9 @@ abstract class BaseFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const error = normalizeError(exception);
-    if (error.status >= 500) {
+    if (error.status === 503) {
+      this.logger.warn({ err: exception, requestId: request.id }, 'dependency unavailable');
+    } else if (error.status >= 500) {
       this.logger.error({ err: exception, requestId: request.id }, 'request failed');
     }
     reply.header('x-request-id', request.id);

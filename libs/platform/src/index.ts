@@ -21,3 +21,5 @@ export * from './outbox-notify.migration';
 export * from './batcher';
 export * from './ttl-cache';
 export * from './cache-invalidation';
+export * from './input-edge';
+export * from './route-table';

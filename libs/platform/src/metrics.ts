@@ -1,6 +1,10 @@
-import { Controller, Get, Injectable, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Injectable, Req, Res } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { notFound, unauthorized } from './errors';
+import { ROUTE_NOT_FOUND } from './exception-filters';
+import { PLATFORM_OPTIONS, type PlatformOptions } from './tokens';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /** One Prometheus registry per app, so several apps in one test process do not collide. */
@@ -33,15 +37,37 @@ export class MetricsService {
   }
 }
 
+const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+
+/**
+ * Prometheus text (docs/reliability.md, "Metrics"). With METRICS_TOKEN set, only `Authorization: Bearer
+ * $METRICS_TOKEN` is served (401 otherwise, compared in constant time); with it unset, /metrics is open in
+ * development and test and does not exist (404) in production, so a deployment never publishes it by accident.
+ */
 @ApiExcludeController()
 @Controller()
 export class MetricsController {
-  constructor(private readonly metrics: MetricsService) {}
+  constructor(
+    private readonly metrics: MetricsService,
+    @Inject(PLATFORM_OPTIONS) private readonly options: PlatformOptions,
+  ) {}
 
   @Get('metrics')
-  async metricsText(@Res() reply: FastifyReply): Promise<void> {
+  async metricsText(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const { METRICS_TOKEN, NODE_ENV } = this.options.env;
+    if (METRICS_TOKEN) {
+      const header = request.headers.authorization;
+      const token = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : '';
+      if (!timingSafeEqual(digest(token), digest(METRICS_TOKEN))) {
+        reply.header('www-authenticate', 'Bearer realm="metrics"');
+        throw unauthorized('A valid metrics bearer token is required');
+      }
+    } else if (NODE_ENV === 'production') {
+      throw notFound(ROUTE_NOT_FOUND);
+    }
     reply
       .header('content-type', this.metrics.registry.contentType)
+      .header('cache-control', 'no-store')
       .send(await this.metrics.registry.metrics());
   }
 }

@@ -8,5 +8,8 @@ export * from './service-checks';
 export * from './service-suite';
 export * from './dispatcher-process';
 export * from './certificate';
+export * from './raw-http';
+export * from './timing';
+export * from './fuzz';
 export * from './media-store-process';
 export * from './service-process';

@@ -42,7 +42,7 @@ describe('verification error shape: exactly {message}', () => {
 
   it('an unknown route is a 404 {message}', async () => {
     const res = await http(verification).get('/nowhere').expect(404);
-    expect(res.body).toEqual({ message: 'Cannot GET /nowhere' });
+    expect(res.body).toEqual({ message: 'Route not found' });
   });
 
   it('malformed JSON is a 400 {message}, never a 500', async () => {

@@ -52,6 +52,34 @@ describe('/metrics', () => {
     );
     expect(res.text).toContain('process_cpu_user_seconds_total');
   });
+
+  it('with METRICS_TOKEN set, answers only its bearer (issue 15); unset in production it does not exist', async () => {
+    const token = 'metrics-token-0123456789';
+    const guarded = await bootApp(FixtureModule.forRoot({ ...env.env, METRICS_TOKEN: token }), {
+      rpc: false,
+    });
+    const closed = await bootApp(FixtureModule.forRoot({ ...env.env, NODE_ENV: 'production' }), {
+      rpc: false,
+    });
+    try {
+      const anonymous = await request(guarded.getHttpServer()).get('/metrics').expect(401);
+      expect(anonymous.body).toEqual({ message: 'A valid metrics bearer token is required' });
+      expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
+      await request(guarded.getHttpServer())
+        .get('/metrics')
+        .set('authorization', 'Bearer wrong-wrong-wrong-w')
+        .expect(401);
+      const ok = await request(guarded.getHttpServer())
+        .get('/metrics')
+        .set('authorization', `Bearer ${token}`)
+        .expect(200);
+      expect(ok.text).toContain('process_cpu_user_seconds_total');
+      await request(closed.getHttpServer()).get('/metrics').expect(404);
+    } finally {
+      await guarded.close();
+      await closed.close();
+    }
+  });
 });
 
 describe('Redis RPC between services', () => {

@@ -2,22 +2,32 @@
 
 export type AmountProblem = 'format' | 'non-positive' | 'decimals';
 
+/**
+ * The one grammar of an amount on the wire (docs/decisions/0014): a decimal string, no sign, no exponent,
+ * no leading zeros, no surrounding whitespace. `"  0.1"`, `"0.1\n"`, `"000.1"`, `"1e3"`, `".5"` and `"5."`
+ * are refused, not read as something else.
+ */
+export const AMOUNT_GRAMMAR = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+
 export function parseAmount(
   value: string,
   decimals: number,
 ): { ok: true; units: bigint } | { ok: false; problem: AmountProblem; message: string } {
-  if (!/^-?\d+(\.\d+)?$/.test(value)) {
-    return { ok: false, problem: 'format', message: 'Must be a decimal string such as "1.25"' };
-  }
-  if (value.startsWith('-')) {
+  if (/^-(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(value)) {
     return { ok: false, problem: 'non-positive', message: 'Must be greater than zero' };
   }
-  const [whole, fraction = ''] = value.split('.');
-  const trimmed = fraction.replace(/0+$/, '');
-  if (trimmed.length > decimals) {
+  if (!AMOUNT_GRAMMAR.test(value)) {
+    return {
+      ok: false,
+      problem: 'format',
+      message: 'Must be a decimal string such as "1.25" (no sign, spaces or leading zeros)',
+    };
+  }
+  const [whole, fraction = ''] = value.split('.') as [string, string?];
+  if (fraction.length > decimals) {
     return { ok: false, problem: 'decimals', message: `At most ${decimals} decimal places for this asset` };
   }
-  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(trimmed.padEnd(decimals, '0') || '0');
+  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fraction.padEnd(decimals, '0') || '0');
   if (units <= 0n) return { ok: false, problem: 'non-positive', message: 'Must be greater than zero' };
   return { ok: true, units };
 }

@@ -17,6 +17,11 @@ export const envSchema = baseEnvSchema.extend({
   CUSTODY_RATE_LIMIT_PER_KEY: z.coerce.number().int().min(1).default(120),
   /** Anonymous requests (/health, /swagger) allowed per client IP per minute. */
   CUSTODY_RATE_LIMIT_PER_IP: z.coerce.number().int().min(1).default(60),
+  /**
+   * Failed authentications allowed per client IP per minute before 429, counted separately for the signed
+   * API and for the operator API.
+   */
+  CUSTODY_AUTH_FAILURES_PER_IP: z.coerce.number().int().min(1).default(20),
   /** CIDRs of reverse proxies whose X-Forwarded-For is trusted (comma-separated). */
   TRUSTED_PROXIES: csv.default([]),
   /** Simulator chain: delay between two status steps, and per confirmation while Confirming. */

@@ -50,6 +50,12 @@ export class AddressBookService {
     if (!asset.requiresTag && body.tag !== undefined) {
       throw badRequest(`${asset.symbol} addresses take no tag`, { tag: ['This asset takes no tag'] });
     }
+    // requiresTag: an entry without a tag would send funds to the exchange's pooled account unattributed.
+    if (asset.requiresTag && body.tag === undefined) {
+      throw badRequest(`${asset.symbol} addresses need a destination tag`, {
+        tag: ['Required for this asset'],
+      });
+    }
     const normalized = normalizeExternalAddress(asset, caller.environment, body.address, body.tag);
     if (!normalized.ok) throw badRequest(normalized.message, { [normalized.field]: [normalized.message] });
     const row = await this.repository.create(

@@ -8,7 +8,6 @@ import {
   ReplayCache,
   SIGNATURE_HEADERS,
   timestampWithinDrift,
-  verifyRequestSignature,
 } from '@tessera/auth';
 import {
   forbidden,
@@ -26,6 +25,7 @@ import { ACCESS_METADATA, type Caller, SCOPE_METADATA } from '../../common/calle
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { TenantsService } from '../tenants/tenants.service';
+import { INVALID_KEY_OR_SIGNATURE, signatureChecks } from './credential-check';
 
 const WINDOW = { windowSeconds: 60, segments: 4 };
 const DRIFT_SECONDS = 30;
@@ -105,24 +105,22 @@ export class SignedRequestGuard implements CanActivate {
     if (!apiKey || !timestamp || !signature) {
       throw unauthorized('X-API-Key, X-Timestamp and X-Signature are required');
     }
-    const key = await this.tenants.activeKey(apiKey);
-    if (!key) throw unauthorized('Unknown or revoked API key');
     const timestampMs = parseRequestTimestamp(timestamp);
     if (timestampMs === undefined) throw unauthorized('X-Timestamp must be Unix seconds or milliseconds');
     if (!timestampWithinDrift(timestampMs, Date.now(), DRIFT_SECONDS)) {
       throw unauthorized(`X-Timestamp is more than ${DRIFT_SECONDS} seconds from server time`);
     }
-    const valid = verifyRequestSignature(
-      key.secret,
-      {
-        timestamp,
-        method: request.method,
-        pathWithQuery: request.url,
-        body: request.rawBody ?? '',
-      },
+    // Unknown key and wrong signature: one message, one code path, one cost (docs/decisions/0013).
+    const key = await this.tenants.activeKey(apiKey);
+    const valid = signatureChecks(
+      key?.secret,
+      { timestamp, method: request.method, pathWithQuery: request.url, body: request.rawBody ?? '' },
       signature.toLowerCase(),
     );
-    if (!valid) throw unauthorized('Invalid signature');
+    if (!key || !valid) {
+      await this.authFailure(ip);
+      throw unauthorized(INVALID_KEY_OR_SIGNATURE);
+    }
     if (!key.allowList.allows(ip)) throw forbidden('Client IP address is not in the API key allow-list');
     // Both Redis calls at once (one round trip with auto-pipelining); a replay answers 401 before a 429.
     const [fresh, limit] = await Promise.all([
@@ -138,6 +136,14 @@ export class SignedRequestGuard implements CanActivate {
       environment: key.environment === 'test' ? 'sandbox' : 'production',
       scopes: key.scopes,
     };
+  }
+
+  /**
+   * Failed authentications count per client IP in a bucket of the signed API's own (the operator API has
+   * another); past the limit the answer is 429 instead of 401.
+   */
+  private async authFailure(ip: string | undefined): Promise<void> {
+    await this.limit(`authfail:signed:${ip ?? 'unknown'}`, this.env.CUSTODY_AUTH_FAILURES_PER_IP);
   }
 
   private async limit(bucket: string, limit: number): Promise<void> {

@@ -22,7 +22,8 @@ import {
 import { type NewTransaction, type StoredResponse, TransactionWriter } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
 
-const amountField = z.string().trim().min(1).max(100);
+// Not trimmed: parseAmount refuses surrounding whitespace rather than reading past it (issue 15).
+const amountField = z.string().min(1).max(100);
 const noteField = z.string().max(1000).optional();
 
 export const transferSchema = z.object({
@@ -218,6 +219,16 @@ export class TransactionsService {
     const asset = (await this.assets.find(source.assetId))!;
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'sourceWalletId');
     const units = this.units(asset, body.amount);
+    if (asset.requiresTag && body.destinationTag === undefined) {
+      throw badRequest(`${asset.symbol} withdrawals need a destination tag`, {
+        destinationTag: ['Required for this asset'],
+      });
+    }
+    if (!asset.requiresTag && body.destinationTag !== undefined) {
+      throw badRequest(`${asset.symbol} withdrawals take no destination tag`, {
+        destinationTag: ['This asset takes no tag'],
+      });
+    }
     const destination = normalizeExternalAddress(
       asset,
       caller.environment,

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { safeEqual } from '@tessera/auth';
-import { APP_CONFIG, notFound, unauthorized } from '@tessera/platform';
+import { APP_CONFIG, notFound, ROUTE_NOT_FOUND, unauthorized } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import type { Env } from '../../config/env';
 import { RateLimitService } from './rate-limit.service';
@@ -16,11 +16,11 @@ export class AdminAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const expected = this.env.ADMIN_TOKEN;
-    if (!expected) throw notFound(`Cannot ${request.method} ${request.url}`);
+    if (!expected) throw notFound(ROUTE_NOT_FOUND);
     const value = request.headers.authorization;
     const token = typeof value === 'string' && value.startsWith('Bearer ') ? value.slice(7) : '';
     if (!safeEqual(token, expected)) {
-      await this.rateLimits.authFailure(request.ip);
+      await this.rateLimits.authFailure(request.ip, 'operator');
       throw unauthorized('Invalid operator token');
     }
     return true;

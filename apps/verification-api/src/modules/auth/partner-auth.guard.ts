@@ -32,7 +32,7 @@ export class PartnerAuthGuard implements CanActivate {
         ? await this.products.authenticate(apiKey, apiSecret, environment)
         : undefined;
     if (!partner) {
-      await this.rateLimits.authFailure(request.ip);
+      await this.rateLimits.authFailure(request.ip, 'partner');
       throw unauthorized(
         apiKey && apiSecret && environment
           ? 'Invalid credentials'

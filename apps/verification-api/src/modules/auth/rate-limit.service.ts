@@ -8,8 +8,8 @@ const PER_MINUTE = { windowSeconds: 60, segments: 6 };
 
 /**
  * The two partner-facing limits (docs/decisions/0100):
- * - "auth endpoints": every request that fails authentication (partner headers or operator bearer) counts
- *   against its client IP, 20 per minute; past it the answer is 429 instead of 401;
+ * - "auth endpoints": every request that fails authentication counts against its client IP, 20 per minute,
+ *   in one bucket for the partner API and another for the operator API; past it the answer is 429, not 401;
  * - every authenticated partner request counts against its credential, 600 per minute.
  *
  * The credential limit runs on every partner request, so it is grouped (docs/decisions/0105): the requests
@@ -34,9 +34,13 @@ export class RateLimitService {
     });
   }
 
-  /** Counts a failed authentication from `ip`; throws 429 once the IP is over its limit. */
-  async authFailure(ip: string): Promise<void> {
-    const result = await this.limiter.consume(`authfail:${ip}`, {
+  /**
+   * Counts a failed authentication from `ip` in the bucket of the API it was aimed at (the partner API and
+   * the operator API count apart, so failures on one never lock the other out); throws 429 once the IP is
+   * over that bucket's limit.
+   */
+  async authFailure(ip: string, api: 'partner' | 'operator'): Promise<void> {
+    const result = await this.limiter.consume(`authfail:${api}:${ip}`, {
       limit: this.env.AUTH_RATE_LIMIT_PER_MINUTE,
       ...PER_MINUTE,
     });

@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import { BlockList } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 export interface ResolvedAddress {
@@ -56,9 +57,84 @@ export function parseCidrList(list: string | undefined): Cidr[] {
 }
 
 /**
+ * Addresses that are not globally reachable, from the IANA IPv4 and IPv6 Special-Purpose Address
+ * Registries (every entry whose "Globally Reachable" is False or N/A, plus the AS112 and AMT anycast blocks,
+ * which no partner endpoint lives in), and the blocks outside them that are not global unicast either.
+ * ipaddr.js already names most of them; this table is the second, independent opinion, kept in a
+ * `net.BlockList`, so a range one of them misses the other still refuses (docs/decisions/0011).
+ */
+export const NON_GLOBAL_RANGES: Array<[cidr: string, name: string]> = [
+  ['0.0.0.0/8', 'thisNetwork'],
+  ['10.0.0.0/8', 'private'],
+  ['100.64.0.0/10', 'carrierGradeNat'],
+  ['127.0.0.0/8', 'loopback'],
+  ['169.254.0.0/16', 'linkLocal'],
+  ['172.16.0.0/12', 'private'],
+  ['192.0.0.0/24', 'ietfProtocolAssignments'],
+  ['192.0.2.0/24', 'documentation'],
+  ['192.31.196.0/24', 'as112'],
+  ['192.52.193.0/24', 'amt'],
+  ['192.88.99.0/24', 'deprecated6to4Relay'],
+  ['192.168.0.0/16', 'private'],
+  ['192.175.48.0/24', 'as112'],
+  ['198.18.0.0/15', 'benchmarking'],
+  ['198.51.100.0/24', 'documentation'],
+  ['203.0.113.0/24', 'documentation'],
+  ['224.0.0.0/4', 'multicast'],
+  ['240.0.0.0/4', 'reserved'],
+  ['255.255.255.255/32', 'broadcast'],
+  ['::/128', 'unspecified'],
+  ['::1/128', 'loopback'],
+  ['::/96', 'ipv4Compatible'],
+  ['::ffff:0:0/96', 'ipv4Mapped'],
+  ['::ffff:0:0:0/96', 'rfc6145'],
+  ['64:ff9b::/96', 'rfc6052'],
+  ['64:ff9b:1::/48', 'rfc8215'],
+  ['100::/64', 'discard'],
+  ['2001::/23', 'ietfProtocolAssignments'],
+  ['2001:db8::/32', 'documentation'],
+  ['2002::/16', '6to4'],
+  ['2620:4f:8000::/48', 'as112v6'],
+  ['3fff::/20', 'documentation'],
+  ['5f00::/16', 'segmentRouting'],
+  ['fc00::/7', 'uniqueLocal'],
+  ['fe80::/10', 'linkLocal'],
+  ['fec0::/10', 'deprecatedSiteLocal'],
+  ['ff00::/8', 'multicast'],
+];
+
+const blockLists = NON_GLOBAL_RANGES.map(([cidr, name]) => {
+  const [network, bits] = cidr.split('/') as [string, string];
+  const list = new BlockList();
+  list.addSubnet(network, Number(bits), network.includes(':') ? 'ipv6' : 'ipv4');
+  return { list, name, family: network.includes(':') ? 'ipv6' : 'ipv4' };
+});
+
+/** The first IANA non-global range that holds the address, by name. */
+function ianaRange(ip: ipaddr.IPv4 | ipaddr.IPv6): string | undefined {
+  const family = ip.kind();
+  const text = ip.toString();
+  return blockLists.find((b) => b.family === family && b.list.check(text, family))?.name;
+}
+
+/** The IPv4 address an IPv6 translation form carries: ::/96, 64:ff9b::/96, 2002::/16. */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const bytes = ip.toByteArray();
+  const zeros = (from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
+  if (zeros(0, 12)) return new ipaddr.IPv4(bytes.slice(12, 16));
+  if (ip.match(ipaddr.parseCIDR('64:ff9b::/96'))) return new ipaddr.IPv4(bytes.slice(12, 16));
+  if (ip.match(ipaddr.parseCIDR('2002::/16'))) return new ipaddr.IPv4(bytes.slice(2, 6));
+  return undefined;
+}
+
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
+
+/**
  * Webhook URL rules (custody contract, "Limits"): https only, no credentials, and every address the host
- * resolves to must be public unicast. IPv4-mapped IPv6 is judged as the IPv4 address it carries; decimal,
- * octal and hex IPv4 forms are normalised by the WHATWG URL parser before the check.
+ * resolves to must be global unicast. IPv4-mapped IPv6 is judged as the IPv4 address it carries; every
+ * other IPv6 form that carries an IPv4 address (IPv4-compatible ::/96, NAT64 64:ff9b::/96, 6to4 2002::/16)
+ * is refused whatever it carries; decimal, octal and hex IPv4 forms are normalised by the WHATWG URL parser
+ * before the check.
  */
 export class EgressGuard {
   constructor(
@@ -76,7 +152,17 @@ export class EgressGuard {
     if (this.allowPrivate.some(([net, bits]) => net.kind() === ip.kind() && ip.match([net, bits] as never)))
       return null;
     const range = ip.range();
-    return range === 'unicast' ? null : `address ${ip.toString()} is not public (${range})`;
+    const iana = ianaRange(ip);
+    const name = range !== 'unicast' ? range : iana;
+    if (ip.kind() === 'ipv6') {
+      const v6 = ip as ipaddr.IPv6;
+      const carried = name !== 'unspecified' && name !== 'loopback' ? embeddedIPv4(v6) : undefined;
+      if (carried) {
+        return `address ${v6.toString()} is not public (${iana ?? range}, carries ${carried.toString()})`;
+      }
+      if (!name && !v6.match(GLOBAL_UNICAST_V6)) return `address ${v6.toString()} is not public (reserved)`;
+    }
+    return name ? `address ${ip.toString()} is not public (${name})` : null;
   }
 
   /** Parses and checks a URL, resolving its host afresh. Throws TargetRefusedError. */
