@@ -117,6 +117,18 @@ describe('POST /api/v1/sdk/uploads/{slot}', () => {
     await upload(`${a.token}x`, 'selfie', JPEG).expect(401);
   });
 
+  it('409 once the verification is submitted: nothing is stored', async () => {
+    const rowsBefore = await rows();
+    await h.sql(`UPDATE verification.enrollments SET status = 'submitted' WHERE id = $1`, [a.enrollmentId]);
+    try {
+      const closed = await upload(a.token, 'selfie', JPEG).expect(409);
+      expect(closed.body).toEqual({ message: expect.stringMatching(/submitted/) });
+      expect(await rows()).toBe(rowsBefore);
+    } finally {
+      await h.sql(`UPDATE verification.enrollments SET status = 'open' WHERE id = $1`, [a.enrollmentId]);
+    }
+  });
+
   it('two concurrent uploads to one slot: both stored, exactly one active, the other in history', async () => {
     const b = await enrolledApplicant(h, 'media-concurrent', { productId: a.productId, key: a.key });
     const [one, two] = await Promise.all([

@@ -66,7 +66,18 @@ export const SDK_SERVER_STEP_KINDS = ['aml', 'adverse_media'] as const;
 
 /** Document types the hosted page offers; the two-sided ones need a back side. */
 export const DOCUMENT_TYPES = ['passport', 'id_card', 'driving_licence', 'residence_permit'] as const;
-export const TWO_SIDED_DOCUMENT_TYPES: readonly string[] = ['id_card', 'driving_licence', 'residence_permit'];
+export const TWO_SIDED_DOCUMENT_TYPES: readonly string[] = [
+  'id_card',
+  'driving_licence',
+  'driving_license',
+  'drivers',
+  'drivers_license',
+  'residence_permit',
+];
+
+/** Whether a document type has a back side (case-insensitive; a passport and any other type are one-sided). */
+export const isTwoSidedDocument = (documentType: string): boolean =>
+  TWO_SIDED_DOCUMENT_TYPES.includes(documentType.toLowerCase());
 
 /** Upload slots per media step kind (what `steps/{kind}/submit` checks before moving the step). */
 export const STEP_MEDIA_SLOTS: Record<string, readonly string[]> = {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { APP_CONFIG } from '@tessera/platform';
 import type { Env } from '../config/env';
@@ -51,8 +51,11 @@ export class WebhooksModule {
             new Logger('WebhookEgress').warn(
               `WEBHOOK_CA_FILE is set (${env.WEBHOOK_CA_FILE}): receivers' certificates are verified against it as well as the public roots. Development and tests only.`,
             );
-            // Added to Node's public roots, so a local receiver and real partner endpoints both verify.
-            return [...rootCertificates, readFileSync(env.WEBHOOK_CA_FILE, 'utf8')];
+            // Added to Node's public roots, so a local receiver and real partner endpoints both verify. One
+            // secure context, parsed once: every TLS connection reuses it.
+            return createSecureContext({
+              ca: [...rootCertificates, readFileSync(env.WEBHOOK_CA_FILE, 'utf8')],
+            });
           },
         },
         EndpointsRepository,

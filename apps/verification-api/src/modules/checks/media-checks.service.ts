@@ -1,25 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { MediaSlot } from '@tessera/contracts';
+import { isTwoSidedDocument, type MediaSlot } from '@tessera/contracts';
 import { APP_CONFIG } from '@tessera/platform';
 import type { Env } from '../../config/env';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import type { CheckResult, CheckSubject } from '../reviews/reviews.repository';
+import { companyDocuments } from '../resources/company-documents';
 import { type ResourceMetadata, ResourcesService } from '../resources/resources.service';
 import { type ImageInspection, MediaInspectorService } from './media-inspector.service';
-
-/**
- * Document types with a back side (the hosted SDK's names, and Sumsub's for partners that send those).
- * Compared case-insensitively; any other type (a passport) is one-sided.
- */
-const TWO_SIDED = new Set([
-  'id_card',
-  'driving_licence',
-  'driving_license',
-  'drivers',
-  'drivers_license',
-  'residence_permit',
-]);
-export const isTwoSided = (documentType: string): boolean => TWO_SIDED.has(documentType.toLowerCase());
 
 /** HEIC/HEIF needs an HEVC decoder the prebuilt libvips lacks: such a photo is not the applicant's fault. */
 const HEIF_MIMES = new Set(['image/heic', 'image/heif']);
@@ -42,19 +29,6 @@ interface Measured {
   height?: number;
   durationSeconds?: number;
   error?: string;
-}
-
-/**
- * The company documents of an enrollment. media-store keeps one active upload per slot (decision 0112), so a
- * second company_doc supersedes the first even when it is another document: the newest upload of each
- * documentType counts, active or not; an untyped upload counts only while active.
- */
-function companyDocuments(uploads: ResourceMetadata[]): ResourceMetadata[] {
-  const docs = uploads.filter((u) => u.slot === 'company_doc');
-  const byType = new Map<string, ResourceMetadata>();
-  for (const doc of docs)
-    if (doc.documentType && !byType.has(doc.documentType)) byType.set(doc.documentType, doc);
-  return [...byType.values(), ...docs.filter((d) => !d.documentType && d.active)];
 }
 
 export const MEDIA_CHECK_KINDS = [
@@ -118,7 +92,7 @@ export class MediaChecksService {
         }
         const [back] = inSlot('document_back');
         if (back) await inspectImage(back, 'UNREADABLE_DOCUMENT');
-        else if (isTwoSided(front.documentType)) {
+        else if (isTwoSidedDocument(front.documentType)) {
           problems.push({
             label: 'DOCUMENT_MISSING',
             item: 'document_back',

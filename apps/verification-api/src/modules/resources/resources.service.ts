@@ -11,13 +11,14 @@ import {
   slotForCode,
   uploadLabelsSchema,
 } from '@tessera/contracts';
-import { APP_CONFIG, AppException, badRequest, notFound } from '@tessera/platform';
+import { APP_CONFIG, AppException, badRequest, conflict, notFound } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import type { Readable } from 'node:stream';
 import type { Env } from '../../config/env';
 import { ApplicantsService } from '../applicants/applicants.service';
 import type { PartnerContext } from '../products/products.service';
+import { SessionsService } from '../sessions/sessions.service';
 import { type MediaBytes, ResourcesRepository } from './resources.repository';
 
 /** The contract's resource metadata plus the size and sha256 that media-store measured. */
@@ -47,6 +48,7 @@ export class ResourcesService {
   constructor(
     private readonly repository: ResourcesRepository,
     private readonly applicants: ApplicantsService,
+    private readonly sessions: SessionsService,
     @Inject(APP_CONFIG) private readonly env: Env,
   ) {
     if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
@@ -127,6 +129,9 @@ export class ResourcesService {
     const slot = MEDIA_SLOTS.find((s) => s === slotParam);
     if (!slot) throw badRequest(`Unknown slot ${slotParam}; expected one of ${MEDIA_SLOTS.join(', ')}`);
     if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a file part');
+    if (!(await this.sessions.acceptsInput(session))) {
+      throw conflict('This verification was already submitted: uploads are closed');
+    }
     const fields: Record<string, string> = {};
     let stored: MediaResource | undefined;
     try {

@@ -16,7 +16,7 @@ const mediaSource = {
   inject: [ResourcesService],
   useFactory: (resources: ResourcesService): SdkMediaSource => ({
     listForEnrollment: (productId, applicantId, enrollmentId) =>
-      resources.listForEnrollment(productId, applicantId, enrollmentId, { activeOnly: true }),
+      resources.listForEnrollment(productId, applicantId, enrollmentId, { activeOnly: false }),
   }),
 };
 

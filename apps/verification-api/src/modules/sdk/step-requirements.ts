@@ -1,4 +1,5 @@
-import { SDK_SERVER_STEP_KINDS, STEP_MEDIA_SLOTS, TWO_SIDED_DOCUMENT_TYPES } from '@tessera/contracts';
+import { isTwoSidedDocument, SDK_SERVER_STEP_KINDS, STEP_MEDIA_SLOTS } from '@tessera/contracts';
+import { companyDocuments } from '../resources/company-documents';
 import type { LevelEntity } from '../levels/entities/level.entity';
 
 /** The part of a stored resource's metadata the presence rules read. */
@@ -24,7 +25,8 @@ export const missingField = (required: string[], values: Record<string, unknown>
 /**
  * The first missing upload of a media step, named as the user would fix it (`document_front`,
  * `document_back`, `selfie`, `liveness_video`, `company_doc:<type>`...), or undefined when it is complete.
- * Only active resources count: a superseded upload is history.
+ * `resources` are the enrollment's uploads newest first, superseded ones included: only active ones count,
+ * except company documents, where the newest upload of each document type counts (companyDocuments).
  */
 export function missingUpload(
   kind: string,
@@ -38,7 +40,7 @@ export function missingUpload(
       const [front] = inSlot('document_front');
       if (!front) return 'document_front';
       if (!front.documentType) return 'document_front.documentType';
-      if (TWO_SIDED_DOCUMENT_TYPES.includes(front.documentType) && inSlot('document_back').length === 0) {
+      if (isTwoSidedDocument(front.documentType) && inSlot('document_back').length === 0) {
         return 'document_back';
       }
       return undefined;
@@ -51,7 +53,7 @@ export function missingUpload(
       return inSlot('additional').length > 0 ? undefined : 'additional';
     case 'company_docs':
     case 'company_documents': {
-      const docs = inSlot('company_doc');
+      const docs = companyDocuments(resources);
       const types = new Set(docs.map((d) => d.documentType).filter(Boolean));
       const absent = level.companyRequiredDocuments.find((type) => !types.has(type));
       if (absent) return `company_doc:${absent}`;

@@ -167,4 +167,9 @@ export class SessionsService {
   sessionUsable(claims: SdkTokenClaims): Promise<boolean> {
     return this.repository.sessionUsable(claims.sub, claims.aid, claims.pid);
   }
+
+  /** Whether the token's enrollment still takes uploads and answers (not yet submitted). */
+  acceptsInput(claims: SdkTokenClaims): Promise<boolean> {
+    return this.repository.acceptsInput(claims.sub);
+  }
 }

@@ -1,3 +1,4 @@
+import type { SecureContext } from 'node:tls';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { webhookHeaders } from '@tessera/auth';
@@ -49,12 +50,12 @@ export class DeliveriesService implements OnModuleDestroy {
     private readonly guard: EgressGuard,
     private readonly metrics: WebhookMetrics,
     @Inject(APP_CONFIG) private readonly env: Env,
-    @Inject('WEBHOOK_CA') ca: (string | Buffer)[] | undefined,
+    @Inject('WEBHOOK_CA') secureContext: SecureContext | undefined,
   ) {
     this.sender = new HttpSender({
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       responseBodyLimit: env.WEBHOOK_RESPONSE_BODY_LIMIT,
-      ca,
+      secureContext,
     });
   }
 

@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import type { LookupFunction } from 'node:net';
+import type { SecureContext } from 'node:tls';
 import type { VettedTarget } from './egress-guard';
 
 export interface SendResult {
@@ -13,7 +14,8 @@ export interface SendResult {
 export interface SenderOptions {
   timeoutMs: number;
   responseBodyLimit: number;
-  ca?: string | Buffer | (string | Buffer)[];
+  /** Trust for receivers' certificates other than Node's public roots (WEBHOOK_CA_FILE); parsed once. */
+  secureContext?: SecureContext;
 }
 
 /**
@@ -38,7 +40,7 @@ export class HttpSender {
       else cb(null, address, family);
     }) as unknown as LookupFunction;
     agent = new Agent({
-      connect: { lookup, ca: this.options.ca, timeout: this.options.timeoutMs },
+      connect: { lookup, secureContext: this.options.secureContext, timeout: this.options.timeoutMs },
       connections: 64,
       pipelining: 1,
       keepAliveTimeout: 10_000,
