@@ -213,6 +213,56 @@ describe('step checks in the worker', () => {
     });
   });
 
+  it('questionnaire: every required answer is GREEN; a missing one is RED RETRY QUESTIONNAIRE_INCOMPLETE', async () => {
+    await h.admin('post', `/products/${productId}/questionnaires`, {
+      id: 'source-of-funds',
+      title: 'Source of funds',
+      questions: [
+        { id: 'occupation', text: 'Occupation', type: 'text', required: true },
+        { id: 'pep', text: 'Are you a politically exposed person?', type: 'boolean', required: true },
+        { id: 'notes', text: 'Anything else?', type: 'text', required: false },
+      ],
+    });
+    await h.admin('post', `/products/${productId}/levels`, {
+      name: 'QUIZ_KYC',
+      applicantType: 'individual',
+      steps: [{ kind: 'questionnaire' }],
+      attachedQuestionnaireId: 'source-of-funds',
+    });
+    /** Answers through the SDK API, then submits the step as the SDK's final submit leaves it. */
+    const answered = async (externalUserId: string, answers: Record<string, unknown>) => {
+      const created = await h
+        .http()
+        .post('/v1/applicants')
+        .set(h.auth(key))
+        .send({ externalUserId, verificationLevelName: 'QUIZ_KYC' })
+        .expect(201);
+      const session = await h
+        .http()
+        .post(`/v1/applicants/${externalUserId}/verifications`)
+        .set(h.auth(key))
+        .expect(202);
+      const link = await h.http().get(`/api/v1/sdk/links/${session.body.shortCode}`).expect(200);
+      await h
+        .http()
+        .post('/api/v1/sdk/questionnaire')
+        .set('authorization', `Bearer ${link.body.token}`)
+        .send({ answers })
+        .expect(200);
+      await submit({ id: created.body.id, enrollmentId: session.body.enrollmentId }, ['questionnaire']);
+    };
+    await answered('u-quiz-ok', { occupation: 'Engineer', pep: false });
+    await answered('u-quiz-gap', { occupation: 'Engineer' });
+    const [ok] = await until(() => steps('u-quiz-ok'), settled);
+    expect(ok).toMatchObject({ kind: 'questionnaire', reviewAnswer: 'GREEN' });
+    const [gap] = await until(() => steps('u-quiz-gap'), settled);
+    expect(gap).toMatchObject({ kind: 'questionnaire', reviewAnswer: 'RED', reviewRejectType: 'RETRY' });
+    expect(await status('u-quiz-gap')).toMatchObject({
+      status: 'rejected',
+      rejectLabels: ['QUESTIONNAIRE_INCOMPLETE'],
+    });
+  });
+
   it('a near miss waits for an operator (on hold, matches kept); RETRY reopens the step on the next link', async () => {
     const a = await applicant({
       externalUserId: 'u-near',

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { LevelsModule } from '../levels/levels.module';
+import { QuestionnairesModule } from '../questionnaires/questionnaires.module';
 import { ResourcesModule } from '../resources/resources.module';
 import { ReviewsModule } from '../reviews/reviews.module';
 import { ScreeningModule } from '../screening/screening.module';
@@ -12,7 +13,7 @@ import { StepDiscoveryService } from './step-discovery.service';
 
 /** The worker side of verification: step checks, their discovery, and enrollment expiry. */
 @Module({
-  imports: [ReviewsModule, LevelsModule, ScreeningModule, ResourcesModule],
+  imports: [ReviewsModule, LevelsModule, ScreeningModule, ResourcesModule, QuestionnairesModule],
   providers: [
     ChecksRepository,
     ChecksService,

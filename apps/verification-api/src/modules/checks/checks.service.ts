@@ -2,7 +2,9 @@ import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common'
 import type { VerificationStepCheckPayload } from '@tessera/contracts';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { LevelsService } from '../levels/levels.service';
+import { QuestionnairesService } from '../questionnaires/questionnaires.service';
 import { identityDataCheck } from './identity-data-check';
+import { questionnaireCheck } from './questionnaire-check';
 import { MEDIA_CHECK_KINDS, MediaChecksService } from './media-checks.service';
 import type { CheckResult, CheckSubject } from '../reviews/reviews.repository';
 import { ReviewsService } from '../reviews/reviews.service';
@@ -22,6 +24,7 @@ export class ChecksService implements OnApplicationBootstrap {
     private readonly levels: LevelsService,
     private readonly screening: ScreeningService,
     private readonly media: MediaChecksService,
+    private readonly questionnaires: QuestionnairesService,
   ) {}
 
   /** Loads and indexes the sanctions list at start-up rather than in the first screening. */
@@ -64,10 +67,19 @@ export class ChecksService implements OnApplicationBootstrap {
         }
         return screeningCheckResult(kind, this.screening.screen(subject));
       }
+      case 'questionnaire': {
+        const found = subject.enrollmentId
+          ? await this.questionnaires.forEnrollment(
+              subject.productId,
+              level.attachedQuestionnaireId,
+              subject.enrollmentId,
+            )
+          : null;
+        if (!found) return this.undecided('step.checked', 'the level has no questionnaire to check against');
+        return questionnaireCheck(found.questionnaire.questions, found.answers);
+      }
       default:
-        // The questionnaire check reads the SDK's answers; until it runs here, the step goes to an operator
-        // with the reason recorded.
-        return this.undecided('step.checked', `no automatic check for ${kind} steps yet`);
+        return this.undecided('step.checked', `no automatic check for ${kind} steps`);
     }
   }
 
