@@ -3,6 +3,7 @@ import type { VerificationStepCheckPayload } from '@tessera/contracts';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { LevelsService } from '../levels/levels.service';
 import { QuestionnairesService } from '../questionnaires/questionnaires.service';
+import { forOperator } from './check-results';
 import { identityDataCheck } from './identity-data-check';
 import { questionnaireCheck } from './questionnaire-check';
 import { MEDIA_CHECK_KINDS, MediaChecksService } from './media-checks.service';
@@ -63,7 +64,7 @@ export class ChecksService implements OnApplicationBootstrap {
       case 'adverse_media': {
         const subject = screeningSubject(type, info);
         if (!subject) {
-          return this.undecided(`${kind}.run`, 'no name to screen: the applicant has no name on record');
+          return forOperator({}, 'no name to screen: the applicant has no name on record', `${kind}.run`);
         }
         return screeningCheckResult(kind, this.screening.screen(subject));
       }
@@ -75,22 +76,11 @@ export class ChecksService implements OnApplicationBootstrap {
               subject.enrollmentId,
             )
           : null;
-        if (!found) return this.undecided('step.checked', 'the level has no questionnaire to check against');
+        if (!found) return forOperator({}, 'the level has no questionnaire to check against');
         return questionnaireCheck(found.questionnaire.questions, found.answers);
       }
       default:
-        return this.undecided('step.checked', `no automatic check for ${kind} steps`);
+        return forOperator({}, `no automatic check for ${kind} steps`);
     }
-  }
-
-  private undecided(historyEvent: string, reason: string): CheckResult {
-    return {
-      decision: 'REVIEW',
-      rejectLabels: [],
-      moderationComment: null,
-      details: { reason },
-      risk: 'low',
-      historyEvent,
-    };
   }
 }

@@ -1,4 +1,5 @@
 import type { CheckResult } from '../reviews/reviews.repository';
+import { verdict } from './check-results';
 
 const DATE_KEYS = ['dateOfBirth', 'incorporatedOn'];
 const present = (v: unknown) => v !== undefined && v !== null && String(v).trim() !== '';
@@ -20,32 +21,10 @@ function validDate(value: unknown): boolean {
 export function identityDataCheck(required: readonly string[], info: Record<string, unknown>): CheckResult {
   const missing = required.filter((key) => !present(info[key]));
   const invalid = DATE_KEYS.filter((key) => present(info[key]) && !validDate(info[key]));
-  const details = { check: 'identity_data', required, missing, invalid };
-  if (missing.length === 0 && invalid.length === 0) {
-    return {
-      decision: 'GREEN',
-      rejectLabels: [],
-      moderationComment: null,
-      details,
-      risk: 'low',
-      historyEvent: 'step.checked',
-    };
-  }
-  return {
-    decision: 'RED',
-    reviewRejectType: 'RETRY',
-    rejectLabels: [
-      ...(missing.length ? ['REQUIRED_DATA_MISSING'] : []),
-      ...(invalid.length ? ['INVALID_DATA'] : []),
-    ],
-    moderationComment: [
-      missing.length ? `Missing: ${missing.join(', ')}` : '',
-      invalid.length ? `Invalid: ${invalid.join(', ')}` : '',
-    ]
-      .filter(Boolean)
-      .join('; '),
-    details,
-    risk: 'low',
-    historyEvent: 'step.checked',
-  };
+  return verdict({ check: 'identity_data', required, missing, invalid }, [
+    ...(missing.length
+      ? [{ label: 'REQUIRED_DATA_MISSING', comment: `Missing: ${missing.join(', ')}` }]
+      : []),
+    ...(invalid.length ? [{ label: 'INVALID_DATA', comment: `Invalid: ${invalid.join(', ')}` }] : []),
+  ]);
 }

@@ -5,6 +5,7 @@ import type { Env } from '../../config/env';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import type { CheckResult, CheckSubject } from '../reviews/reviews.repository';
 import { companyDocuments } from '../resources/company-documents';
+import { forOperator, passed, retry } from './check-results';
 import { type ResourceMetadata, ResourcesService } from '../resources/resources.service';
 import { type ImageInspection, MediaInspectorService } from './media-inspector.service';
 
@@ -231,40 +232,18 @@ export class MediaChecksService {
     };
   }
 
-  private result(kind: string, problems: Problem[], measured: Measured[], undecided: string[]): CheckResult {
+  private result(kind: string, problems: Problem[], measured: Measured[], waiting: string[]): CheckResult {
     const details = {
       check: kind,
       uploads: measured,
       problems: problems.map(({ label, item, detail }) => ({ label, item, detail })),
     };
     if (problems.length > 0) {
-      return {
-        decision: 'RED',
-        reviewRejectType: 'RETRY',
-        rejectLabels: [...new Set(problems.map((p) => p.label))],
-        moderationComment: problems.map((p) => `${p.item}: ${p.detail}`).join('; '),
+      return retry(
         details,
-        risk: 'low',
-        historyEvent: 'step.checked',
-      };
+        problems.map((p) => ({ label: p.label, comment: `${p.item}: ${p.detail}` })),
+      );
     }
-    if (undecided.length > 0) {
-      return {
-        decision: 'REVIEW',
-        rejectLabels: [],
-        moderationComment: null,
-        details: { ...details, reason: undecided.join('; ') },
-        risk: 'low',
-        historyEvent: 'step.checked',
-      };
-    }
-    return {
-      decision: 'GREEN',
-      rejectLabels: [],
-      moderationComment: null,
-      details,
-      risk: 'low',
-      historyEvent: 'step.checked',
-    };
+    return waiting.length > 0 ? forOperator(details, waiting.join('; ')) : passed(details);
   }
 }

@@ -1,6 +1,7 @@
 import type { Question } from '@tessera/contracts';
 import { checkAnswer, missingAnswers } from '../questionnaires/questionnaire-answers';
 import type { CheckResult } from '../reviews/reviews.repository';
+import { verdict } from './check-results';
 
 /**
  * questionnaire: every required question of the level's questionnaire is answered, and every stored answer is
@@ -13,32 +14,10 @@ export function questionnaireCheck(questions: Question[], answers: Record<string
     .filter((q) => answers[q.id] !== undefined && answers[q.id] !== null)
     .filter((q) => 'error' in checkAnswer(q, answers[q.id]))
     .map((q) => q.id);
-  const details = { check: 'questionnaire', missing, invalid };
-  if (missing.length === 0 && invalid.length === 0) {
-    return {
-      decision: 'GREEN',
-      rejectLabels: [],
-      moderationComment: null,
-      details,
-      risk: 'low',
-      historyEvent: 'step.checked',
-    };
-  }
-  return {
-    decision: 'RED',
-    reviewRejectType: 'RETRY',
-    rejectLabels: [
-      ...(missing.length ? ['QUESTIONNAIRE_INCOMPLETE'] : []),
-      ...(invalid.length ? ['INVALID_DATA'] : []),
-    ],
-    moderationComment: [
-      missing.length ? `Unanswered: ${missing.join(', ')}` : '',
-      invalid.length ? `Invalid: ${invalid.join(', ')}` : '',
-    ]
-      .filter(Boolean)
-      .join('; '),
-    details,
-    risk: 'low',
-    historyEvent: 'step.checked',
-  };
+  return verdict({ check: 'questionnaire', missing, invalid }, [
+    ...(missing.length
+      ? [{ label: 'QUESTIONNAIRE_INCOMPLETE', comment: `Unanswered: ${missing.join(', ')}` }]
+      : []),
+    ...(invalid.length ? [{ label: 'INVALID_DATA', comment: `Invalid: ${invalid.join(', ')}` }] : []),
+  ]);
 }
