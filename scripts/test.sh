@@ -31,7 +31,7 @@ pnpm turbo run db:check --concurrency=1
 step "tests"
 log_file=$(mktemp)
 set +e
-pnpm turbo run test --concurrency="${TEST_CONCURRENCY:-2}" 2>&1 | tee "$log_file"
+pnpm turbo run test --continue --concurrency="${TEST_CONCURRENCY:-2}" 2>&1 | tee "$log_file"
 status=${PIPESTATUS[0]}
 node --test scripts/*.test.mjs 2>&1 | tee -a "$log_file"
 node_status=${PIPESTATUS[0]}

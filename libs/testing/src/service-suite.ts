@@ -42,11 +42,13 @@ export function describeServiceBoot(
       app = await bootApp(module({ ...env.env, REDIS_URL: proxy.url('redis') }), { rpc: opts.rpc });
     });
 
+    // Closing waits for the Redis connections that the cut-off test made reconnect; on a loaded CI machine that
+    // can take longer than jest's default 30 s hook budget.
     afterAll(async () => {
       await app?.close();
       await proxy?.close();
       await env?.teardown();
-    });
+    }, 90_000);
 
     it('reports Postgres and Redis up on /health, serves /metrics, echoes X-Request-Id and answers its RPC ping', async () => {
       const rpc = opts.rpc === false ? undefined : { redisUrl: TEST_REDIS_URL, namespace: env.redis.prefix };
