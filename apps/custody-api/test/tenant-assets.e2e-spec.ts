@@ -236,7 +236,8 @@ describe('per-tenant assets', () => {
       status: 404,
       message: 'Asset not found',
     });
-  });
+    // Five CLI processes, each booting Nest and TypeORM: slow on a loaded 2-core machine.
+  }, 120_000);
 
   it('the CLI names a bad or missing setting in one JSON message, without a stack trace', async () => {
     const env = { PATH: process.env.PATH, SECRETS_MASTER_KEY: 'not-a-key' };
