@@ -1,5 +1,6 @@
 import { type DispatcherProcess, fuzzApi, type FuzzReport, startDispatcherProcess } from '@tessera/testing';
-import { type Credential, type Harness, startHarness } from './harness';
+import type { Credential, Harness } from './harness';
+import { type MediaHarness, startMediaHarness } from './media';
 
 /**
  * Issue 15, fuzz suite: 10,000 generated requests (fixed seed FUZZ_SEED, printed) over every route of the
@@ -10,13 +11,19 @@ const SEED = Number(process.env.FUZZ_SEED ?? 1795290015);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 
 let h: Harness;
+/** The real media-store answers the resource routes (RPC and bytes), as in production. */
+let media: MediaHarness;
 /** The real dispatcher answers the webhook routes over RPC, as in production. */
 let dispatcher: DispatcherProcess;
 let key: Credential;
 const known: string[] = ['basic-kyc', 'production', 'sandbox', 'individual', 'company', 'identity', 'selfie'];
 
 beforeAll(async () => {
-  h = await startHarness({ RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE: '10000000', LOG_LEVEL: 'silent' });
+  media = await startMediaHarness(
+    {},
+    { RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE: '10000000', LOG_LEVEL: 'silent' },
+  );
+  h = media.h;
   dispatcher = await startDispatcherProcess(h.env.env);
   ({ key } = await h.tenant('Fuzz'));
   const created = await h
@@ -29,7 +36,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await dispatcher?.stop();
-  await h?.close();
+  await media?.close();
 });
 
 describe('issue 15 regressions: a NUL in a path parameter is a 400 {message}, not a 500', () => {

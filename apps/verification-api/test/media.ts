@@ -15,9 +15,13 @@ export interface MediaHarness {
 }
 
 /** verification-api in process plus the real media-store as a child process on the same database and Redis. */
-export async function startMediaHarness(mediaEnv: Record<string, string> = {}): Promise<MediaHarness> {
+export async function startMediaHarness(
+  mediaEnv: Record<string, string> = {},
+  apiEnv: Record<string, string> = {},
+): Promise<MediaHarness> {
   const port = await freePort();
   const h = await startHarness({
+    ...apiEnv,
     MEDIA_STORE_URL: `http://127.0.0.1:${port}`,
     INTERNAL_SERVICE_TOKEN: TEST_INTERNAL_SERVICE_TOKEN,
   });

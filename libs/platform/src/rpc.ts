@@ -1,6 +1,7 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientRedis, ServerRedis, type MicroserviceOptions } from '@nestjs/microservices';
-import { firstValueFrom, timeout } from 'rxjs';
+import { firstValueFrom, timeout, TimeoutError } from 'rxjs';
+import { AppException } from './errors';
 import type { z } from 'zod';
 
 function redisTransportOptions(url: string) {
@@ -60,6 +61,9 @@ export function rpcServerOptions(url: string, namespace: string): MicroserviceOp
   return { strategy: new NamespacedRedisServer(url, namespace) };
 }
 
+const SERVICE_UNAVAILABLE = () =>
+  new AppException(503, 'Service temporarily unavailable; retry with back-off');
+
 /** Request/response to another service; the reply is parsed with its contract schema. */
 @Injectable()
 export class RpcClient implements OnApplicationShutdown {
@@ -75,7 +79,14 @@ export class RpcClient implements OnApplicationShutdown {
     reply: S,
     timeoutMs = 5000,
   ): Promise<z.infer<S>> {
-    const raw = await firstValueFrom(this.client.send(pattern, data).pipe(timeout(timeoutMs)));
+    let raw: unknown;
+    try {
+      raw = await firstValueFrom(this.client.send(pattern, data).pipe(timeout(timeoutMs)));
+    } catch (err) {
+      // No service answered in time (it is down or overloaded): the caller's client should retry, not see a 500.
+      if (err instanceof TimeoutError) throw SERVICE_UNAVAILABLE();
+      throw err;
+    }
     return reply.parse(raw);
   }
 
