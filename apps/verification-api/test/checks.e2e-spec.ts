@@ -5,6 +5,7 @@ import { JobQueues } from '@tessera/platform';
 import { loadEnv } from '../src/config/env';
 import { WorkerModule } from '../src/worker.module';
 import { type Credential, type Harness, startHarness } from './harness';
+import { submitSteps, until } from './checks-support';
 
 let h: Harness;
 let worker: NestFastifyApplication;
@@ -58,31 +59,6 @@ async function applicant(body: Record<string, unknown>) {
   return { id: created.body.id as string, enrollmentId: session.body.enrollmentId as string };
 }
 
-/** What the SDK's final submit leaves (until the SDK API lands here): the steps and enrollment submitted. */
-async function submit(a: { id: string; enrollmentId: string }, kinds: string[]) {
-  for (const kind of kinds) {
-    await h.sql(
-      `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
-       VALUES ($1, $2, $3, 'submitted')
-       ON CONFLICT (applicant_id, kind) DO UPDATE SET review_status = 'submitted',
-         enrollment_id = excluded.enrollment_id, updated_at = now()`,
-      [a.id, a.enrollmentId, kind],
-    );
-  }
-  await h.sql(`UPDATE enrollments SET status = 'submitted' WHERE id = $1`, [a.enrollmentId]);
-  await h.sql(`UPDATE applicants SET status = 'pending' WHERE id = $1`, [a.id]);
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 15000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out; last value ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 type StepView = {
   kind: string;
   reviewStatus: string;
@@ -122,7 +98,7 @@ describe('step checks in the worker', () => {
       lastName: 'Lindqvist',
       dateOfBirth: '1988-04-12',
     });
-    await submit(a, ['personal_information', 'aml']);
+    await submitSteps(h, a, ['personal_information', 'aml']);
     const result = await until(() => steps('u-ordinary'), settled);
     expect(result).toEqual([
       expect.objectContaining({
@@ -154,7 +130,7 @@ describe('step checks in the worker', () => {
       lastName: 'Al-Zawahiri',
       dateOfBirth: '1951-06-19',
     });
-    await submit(a, ['personal_information', 'aml']);
+    await submitSteps(h, a, ['personal_information', 'aml']);
     const [, aml] = await until(() => steps('u-listed'), settled);
     expect(aml).toMatchObject({
       kind: 'aml',
@@ -187,7 +163,7 @@ describe('step checks in the worker', () => {
       type: 'company',
       companyName: 'Banco Nacional de Cuba',
     });
-    await submit(a, ['company_data', 'adverse_media']);
+    await submitSteps(h, a, ['company_data', 'adverse_media']);
     const [data, media] = await until(() => steps('c-bank'), settled);
     expect(data).toMatchObject({ reviewStatus: 'completed', reviewAnswer: 'GREEN' });
     expect(media).toMatchObject({
@@ -204,7 +180,7 @@ describe('step checks in the worker', () => {
 
   it('personal information missing a required field is RED RETRY with REQUIRED_DATA_MISSING', async () => {
     const a = await applicant({ externalUserId: 'u-nodob', firstName: 'Lars', lastName: 'Hansen' });
-    await submit(a, ['personal_information', 'aml']);
+    await submitSteps(h, a, ['personal_information', 'aml']);
     const [info] = await until(() => steps('u-nodob'), settled);
     expect(info).toMatchObject({ reviewAnswer: 'RED', reviewRejectType: 'RETRY' });
     expect(await status('u-nodob')).toMatchObject({
@@ -249,7 +225,9 @@ describe('step checks in the worker', () => {
         .set('authorization', `Bearer ${link.body.token}`)
         .send({ answers })
         .expect(200);
-      await submit({ id: created.body.id, enrollmentId: session.body.enrollmentId }, ['questionnaire']);
+      await submitSteps(h, { id: created.body.id, enrollmentId: session.body.enrollmentId }, [
+        'questionnaire',
+      ]);
     };
     await answered('u-quiz-ok', { occupation: 'Engineer', pep: false });
     await answered('u-quiz-gap', { occupation: 'Engineer' });
@@ -275,7 +253,7 @@ describe('step checks in the worker', () => {
     await h.admin('patch', `/products/${productId}/levels/AML_KYC`, {
       personalInfoRequiredFields: ['firstName', 'lastName'],
     });
-    await submit(a, ['personal_information', 'aml']);
+    await submitSteps(h, a, ['personal_information', 'aml']);
     const [, aml] = await until(() => steps('u-near'), settled);
     expect(aml).toMatchObject({ reviewStatus: 'awaitingOperatorReview', reviewAnswer: null });
     expect(await status('u-near')).toMatchObject({ status: 'in_review', riskLevel: 'medium' });
@@ -340,7 +318,7 @@ describe('step checks in the worker', () => {
       lastName: 'Moreau',
       dateOfBirth: '1979-09-30',
     });
-    await submit(a, ['personal_information', 'aml']);
+    await submitSteps(h, a, ['personal_information', 'aml']);
     await until(() => steps('u-twice'), settled);
     const [step] = await h.sql<{ id: string }>(
       `SELECT id FROM applicant_steps WHERE applicant_id = $1 AND kind = 'aml'`,

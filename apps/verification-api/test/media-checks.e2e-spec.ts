@@ -12,6 +12,7 @@ import { MediaInspectorService, ProbeUnavailableError } from '../src/modules/che
 import { WorkerModule } from '../src/worker.module';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
+import { submitSteps, until } from './checks-support';
 
 let m: MediaHarness;
 let h: Harness;
@@ -118,31 +119,6 @@ const upload = (a: Applicant, slot: string, file: Buffer, fields: Record<string,
     .expect(201);
 };
 
-/** What the SDK's final submit leaves: the steps and the enrollment submitted. */
-async function submit(a: Applicant, kinds: string[]) {
-  for (const kind of kinds) {
-    await h.sql(
-      `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
-       VALUES ($1, $2, $3, 'submitted')
-       ON CONFLICT (applicant_id, kind) DO UPDATE SET review_status = 'submitted',
-         enrollment_id = excluded.enrollment_id, updated_at = now()`,
-      [a.id, a.enrollmentId, kind],
-    );
-  }
-  await h.sql(`UPDATE enrollments SET status = 'submitted' WHERE id = $1`, [a.enrollmentId]);
-  await h.sql(`UPDATE applicants SET status = 'pending' WHERE id = $1`, [a.id]);
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out; last value ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 type StepRow = {
   id: string;
   kind: string;
@@ -186,7 +162,7 @@ describe('media and document checks in the worker', () => {
     await upload(a, 'selfie', SELFIE);
     await upload(a, 'liveness_video', mediaFixture('tiny.webm'));
     await upload(a, 'additional', mediaFixture('tiny.pdf'), { documentType: 'utility_bill' });
-    await submit(a, ['identity_doc', 'selfie', 'liveness', 'poa']);
+    await submitSteps(h, a, ['identity_doc', 'selfie', 'liveness', 'poa']);
     const steps = await settledSteps(a);
     for (const kind of ['identity_doc', 'selfie', 'liveness', 'poa']) {
       expect(steps[kind]).toMatchObject({ review_status: 'completed', review_answer: 'GREEN' });
@@ -204,7 +180,7 @@ describe('media and document checks in the worker', () => {
     await upload(a, 'document_front', DOC, { documentType: 'id_card' });
     await upload(a, 'selfie', mediaFixture('tiny.jpg'));
     await upload(a, 'liveness_video', LONG_CLIP);
-    await submit(a, ['identity_doc', 'selfie', 'liveness', 'poa']);
+    await submitSteps(h, a, ['identity_doc', 'selfie', 'liveness', 'poa']);
     const steps = await settledSteps(a);
     const red = (labels: string[]) => ({
       review_status: 'completed',
@@ -231,7 +207,7 @@ describe('media and document checks in the worker', () => {
     const broken = await applicant({ externalUserId: 'm-broken' });
     await upload(broken, 'document_front', TRUNCATED);
     await upload(broken, 'liveness_video', mediaFixture('tiny.webm').subarray(0, 60));
-    await submit(broken, ['identity_doc', 'liveness']);
+    await submitSteps(h, broken, ['identity_doc', 'liveness']);
     const { identity_doc: doc, liveness } = await settledSteps(broken);
     expect(liveness).toMatchObject({ review_answer: 'RED', reject_labels: ['UNREADABLE_VIDEO'] });
     expect(doc).toMatchObject({
@@ -242,7 +218,7 @@ describe('media and document checks in the worker', () => {
 
     const passport = await applicant({ externalUserId: 'm-passport' });
     await upload(passport, 'document_front', DOC, { documentType: 'passport' });
-    await submit(passport, ['identity_doc']);
+    await submitSteps(h, passport, ['identity_doc']);
     expect((await settledSteps(passport)).identity_doc).toMatchObject({ review_answer: 'GREEN' });
   });
 
@@ -255,7 +231,7 @@ describe('media and document checks in the worker', () => {
     await upload(partial, 'company_doc', mediaFixture('tiny.pdf'), {
       documentType: 'certificate_of_incorporation',
     });
-    await submit(partial, ['company_docs']);
+    await submitSteps(h, partial, ['company_docs']);
     const { company_docs: red } = await settledSteps(partial);
     expect(red).toMatchObject({
       review_answer: 'RED',
@@ -272,7 +248,7 @@ describe('media and document checks in the worker', () => {
       documentType: 'certificate_of_incorporation',
     });
     await upload(full, 'company_doc', DOC, { documentType: 'register_extract' });
-    await submit(full, ['company_docs']);
+    await submitSteps(h, full, ['company_docs']);
     expect((await settledSteps(full)).company_docs).toMatchObject({ review_answer: 'GREEN' });
     expect(await status(full)).toMatchObject({ status: 'approved' });
   });
@@ -280,7 +256,7 @@ describe('media and document checks in the worker', () => {
   it('a redelivered check job of a media step changes nothing', async () => {
     const a = await applicant({ externalUserId: 'm-twice' });
     await upload(a, 'selfie', SELFIE);
-    await submit(a, ['selfie']);
+    await submitSteps(h, a, ['selfie']);
     const { selfie } = await settledSteps(a);
     expect(selfie).toMatchObject({ review_answer: 'GREEN' });
     expect(await checkedCount(a)).toBe(1);
@@ -307,7 +283,7 @@ describe('media and document checks in the worker', () => {
       Buffer.alloc(5000),
     ]);
     expect((await upload(a, 'selfie', heic)).body.mime).toBe('image/heic');
-    await submit(a, ['selfie']);
+    await submitSteps(h, a, ['selfie']);
     const { selfie } = await settledSteps(a);
     expect(selfie).toMatchObject({ review_status: 'awaitingOperatorReview', review_answer: null });
     expect(selfie.check_result).toMatchObject({ reason: expect.stringContaining('image/heic') });

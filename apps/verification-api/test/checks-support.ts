@@ -1,0 +1,30 @@
+import type { Harness } from './harness';
+
+/**
+ * What the SDK's final submit leaves for the checks worker: the named steps `submitted` on the enrollment, the
+ * enrollment submitted and the applicant pending. The worker suites use it to feed steps without a browser.
+ */
+export async function submitSteps(h: Harness, a: { id: string; enrollmentId: string }, kinds: string[]) {
+  for (const kind of kinds) {
+    await h.sql(
+      `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
+       VALUES ($1, $2, $3, 'submitted')
+       ON CONFLICT (applicant_id, kind) DO UPDATE SET review_status = 'submitted',
+         enrollment_id = excluded.enrollment_id, updated_at = now()`,
+      [a.id, a.enrollmentId, kind],
+    );
+  }
+  await h.sql(`UPDATE enrollments SET status = 'submitted' WHERE id = $1`, [a.enrollmentId]);
+  await h.sql(`UPDATE applicants SET status = 'pending' WHERE id = $1`, [a.id]);
+}
+
+/** Reads until `done` holds (the worker runs asynchronously), failing with the last value after `ms`. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out; last value ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
