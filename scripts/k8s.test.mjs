@@ -114,6 +114,18 @@ for (const overlay of overlays) {
     test('a ServiceMonitor scrapes /metrics on every Service', () => {
       const [monitor] = byKind(objects, 'ServiceMonitor');
       assert.equal(monitor.spec.endpoints[0].path, '/metrics');
+      // The apps answer /metrics only with the bearer METRICS_TOKEN (decision 0012): Prometheus sends the pods' own.
+      assert.deepEqual(monitor.spec.endpoints[0].authorization, {
+        type: 'Bearer',
+        credentials: { name: 'tessera-secrets', key: 'METRICS_TOKEN' },
+      });
+      if (overlay === 'dev') {
+        const [secret] = byKind(objects, 'Secret').filter((s) => s.metadata.name === 'tessera-secrets');
+        assert.ok(
+          secret.data?.METRICS_TOKEN ?? secret.stringData?.METRICS_TOKEN,
+          'dev secret has METRICS_TOKEN',
+        );
+      }
       for (const service of byKind(objects, 'Service')) {
         assert.equal(service.metadata.labels['app.kubernetes.io/part-of'], 'tessera');
         assert.ok(
