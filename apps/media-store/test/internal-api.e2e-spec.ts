@@ -1,4 +1,9 @@
-import { ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -31,6 +36,8 @@ const AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
 interface Storage {
   env: Record<string, string>;
   count: () => Promise<number>;
+  /** Deletes one blob behind media-store's back (a lost file or object). */
+  remove: (key: string) => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -40,6 +47,7 @@ function fsStorage(): Storage {
     env: { MEDIA_STORAGE: 'fs', MEDIA_FS_ROOT: root },
     count: async () =>
       readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length,
+    remove: async (key) => rmSync(join(root, key)),
     close: async () => rmSync(root, { recursive: true, force: true }),
   };
 }
@@ -71,6 +79,9 @@ async function s3Storage(): Promise<Storage> {
         .send(new ListMultipartUploadsCommand({ Bucket }))
         .catch(() => ({ Uploads: [] as unknown[] }));
       return (objects.KeyCount ?? 0) + (uploads.Uploads ?? []).length;
+    },
+    remove: async (Key) => {
+      await client.send(new DeleteObjectCommand({ Bucket, Key }));
     },
     close: async () => {
       client.destroy();
@@ -175,6 +186,27 @@ describe.each([
         )
         .set(AUTH)
         .expect(404);
+    });
+
+    it('a stored row whose blob is gone answers 404 in the error shape, never a 500', async () => {
+      const lost = randomUUID();
+      const lostOwner = `productId=${productId}&applicantId=${randomUUID()}`;
+      const stored = await http()
+        .put(`/internal/v1/resources/${lost}/additional?${lostOwner}`)
+        .set(AUTH)
+        .set('content-type', 'application/octet-stream')
+        .send(JPEG)
+        .expect(201);
+      const { rows: found } = await db.query(
+        'SELECT storage_key FROM media.resources WHERE enrollment_id = $1 AND seq = $2',
+        [lost, stored.body.seq],
+      );
+      await storage.remove(found[0].storage_key);
+      const gone = await http()
+        .get(`/internal/v1/resources/${lost}/additional/${stored.body.seq}?${lostOwner}`)
+        .set(AUTH)
+        .expect(404);
+      expect(gone.body).toEqual({ message: 'Resource content does not exist' });
     });
 
     it('metadata over Redis RPC (media.resources.list.v1): filters by activity, kind and enrollment', async () => {

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Env } from '../../config/env';
-import { BlobRepository, type ByteRange } from './blobs/blob.repository';
+import { BlobNotFoundError, BlobRepository, type ByteRange } from './blobs/blob.repository';
 import { ResourcesRepository, type ResourceFilter, toMediaResource } from './resources.repository';
 import { TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
 
@@ -134,7 +134,15 @@ export class ResourcesService {
     return { resource: toMediaResource(row), storageKey: row.storageKey };
   }
 
-  read(storageKey: string, range?: ByteRange): Promise<Readable> {
-    return this.blobs.read(storageKey, range);
+  async read(storageKey: string, range?: ByteRange): Promise<Readable> {
+    try {
+      return await this.blobs.read(storageKey, range);
+    } catch (err) {
+      if (!(err instanceof BlobNotFoundError)) throw err;
+      // The row says the bytes exist and the store disagrees: an operator must look (restore from backup, or
+      // delete the row). The caller gets a plain 404, never a 500 with the storage key in it.
+      this.logger.error(`Stored resource has no blob: ${storageKey}`);
+      throw notFound('Resource content does not exist');
+    }
   }
 }
