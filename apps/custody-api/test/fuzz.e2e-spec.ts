@@ -1,5 +1,11 @@
 import { signRequest } from '@tessera/auth';
-import { type DispatcherProcess, fuzzApi, type FuzzReport, startDispatcherProcess } from '@tessera/testing';
+import {
+  type DispatcherProcess,
+  describeFuzzVerdict,
+  fuzzApi,
+  type FuzzReport,
+  startDispatcherProcess,
+} from '@tessera/testing';
 import {
   ASSETS,
   client,
@@ -100,28 +106,11 @@ describe('fuzz', () => {
     });
   }, 900_000);
 
-  it(`sent ${RUNS} requests with seed ${SEED}`, () => {
-    expect(report.runs).toBe(RUNS);
-    expect(report.routes).toBeGreaterThan(10);
-  });
-
-  it('no answer is a 5xx', () => {
-    expect(report.failures.filter((f) => f.status >= 500)).toEqual([]);
-    expect(report.serverErrors).toBe(0);
-  });
-
-  it("every 4xx is in the custody contract's shape", () => {
-    expect(report.failures).toEqual([]);
-    expect(report.badShapes).toBe(0);
-  });
-
-  it('reached the handlers: most answers are not authentication failures', () => {
-    const total = Object.values(report.byStatus).reduce((a, b) => a + b, 0);
-    expect((report.byStatus[401] ?? 0) / total).toBeLessThan(0.2);
-    expect(Object.keys(report.byStatus).some((s) => s.startsWith('2'))).toBe(true);
-  });
-
-  it('the API still answers normally afterwards', async () => {
-    await client(h.api, key).get('/assets').expect(200);
+  describeFuzzVerdict(() => report, {
+    runs: RUNS,
+    seed: SEED,
+    shapeTitle: "the custody contract's shape {message, errors?}",
+    max401Share: 0.2,
+    afterwards: () => client(h.api, key).get('/assets').expect(200),
   });
 });

@@ -1,4 +1,10 @@
-import { type DispatcherProcess, fuzzApi, type FuzzReport, startDispatcherProcess } from '@tessera/testing';
+import {
+  type DispatcherProcess,
+  describeFuzzVerdict,
+  fuzzApi,
+  type FuzzReport,
+  startDispatcherProcess,
+} from '@tessera/testing';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
 
@@ -92,28 +98,11 @@ describe('fuzz', () => {
     });
   }, 900_000);
 
-  it(`sent ${RUNS} requests with seed ${SEED}`, () => {
-    expect(report.runs).toBe(RUNS);
-    expect(report.routes).toBeGreaterThan(10);
-  });
-
-  it('no answer is a 5xx', () => {
-    expect(report.failures.filter((f) => f.status >= 500)).toEqual([]);
-    expect(report.serverErrors).toBe(0);
-  });
-
-  it("every 4xx is exactly {message}, the verification contract's shape", () => {
-    expect(report.failures).toEqual([]);
-    expect(report.badShapes).toBe(0);
-  });
-
-  it('reached the handlers: most answers are not authentication failures', () => {
-    const total = Object.values(report.byStatus).reduce((a, b) => a + b, 0);
-    expect((report.byStatus[401] ?? 0) / total).toBeLessThan(0.3);
-    expect(Object.keys(report.byStatus).some((s) => s.startsWith('2'))).toBe(true);
-  });
-
-  it('the API still answers normally afterwards', async () => {
-    await h.http().get('/v1/levels').set(h.auth(key)).expect(200);
+  describeFuzzVerdict(() => report, {
+    runs: RUNS,
+    seed: SEED,
+    shapeTitle: "exactly {message}, the verification contract's shape",
+    max401Share: 0.3,
+    afterwards: () => h.http().get('/v1/levels').set(h.auth(key)).expect(200),
   });
 });

@@ -297,3 +297,43 @@ export async function fuzzApi(opts: FuzzOptions): Promise<FuzzReport> {
   );
   return report;
 }
+
+export interface FuzzVerdictOptions {
+  runs: number;
+  seed: number;
+  /** How the API's 4xx shape is named in the test title. */
+  shapeTitle: string;
+  /** The share of 401 answers above which the fuzzer did not reach the handlers. */
+  max401Share: number;
+  /** A normal call after the run, which must still succeed. */
+  afterwards: () => Promise<unknown>;
+}
+
+/** The verdict of a fuzz run as jest tests (issue 15): the count, no 5xx, every 4xx in the API's shape. */
+export function describeFuzzVerdict(report: () => FuzzReport, opts: FuzzVerdictOptions): void {
+  it(`sent ${opts.runs} requests with seed ${opts.seed}`, () => {
+    expect(report().runs).toBe(opts.runs);
+    expect(report().routes).toBeGreaterThan(10);
+  });
+
+  it('no answer is a 5xx', () => {
+    expect(report().failures.filter((f) => f.status >= 500)).toEqual([]);
+    expect(report().serverErrors).toBe(0);
+  });
+
+  it(`every 4xx is in ${opts.shapeTitle}`, () => {
+    expect(report().failures).toEqual([]);
+    expect(report().badShapes).toBe(0);
+  });
+
+  it('reached the handlers: most answers are not authentication failures', () => {
+    const byStatus = report().byStatus;
+    const total = Object.values(byStatus).reduce((a, b) => a + b, 0);
+    expect((byStatus[401] ?? 0) / total).toBeLessThan(opts.max401Share);
+    expect(Object.keys(byStatus).some((s) => s.startsWith('2'))).toBe(true);
+  });
+
+  it('the API still answers normally afterwards', async () => {
+    await opts.afterwards();
+  });
+}
