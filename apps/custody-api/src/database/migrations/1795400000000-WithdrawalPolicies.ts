@@ -6,7 +6,7 @@ export class WithdrawalPolicies1795400000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
-      'CREATE TABLE "policy_decisions" ("id" uuid NOT NULL DEFAULT gen_random_uuid(), "transaction_id" uuid NOT NULL, "kind" text NOT NULL, "rule" text, "outcome" text NOT NULL, "key_id" text, "policy_version" integer, "detail" jsonb NOT NULL DEFAULT \'{}\'::jsonb, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT clock_timestamp(), CONSTRAINT "PK_e84f16dd2abc18df0d564940257" PRIMARY KEY ("id"))',
+      'CREATE TABLE "policy_decisions" ("id" uuid NOT NULL DEFAULT gen_random_uuid(), "transaction_id" uuid NOT NULL, "kind" text NOT NULL, "rule" text, "outcome" text NOT NULL, "key_id" text, "policy_version" integer, "detail" jsonb NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT clock_timestamp(), CONSTRAINT "PK_e84f16dd2abc18df0d564940257" PRIMARY KEY ("id"))',
     );
     await queryRunner.query(
       'CREATE UNIQUE INDEX "policy_decisions_one_vote_key" ON "policy_decisions" ("transaction_id", "key_id") WHERE "kind" IN (\'approval\', \'rejection\')',

@@ -34,7 +34,7 @@ export class PolicyDecisionEntity {
   @Column('integer', { name: 'policy_version', nullable: true })
   policyVersion: number | null;
 
-  @Column('jsonb', { default: () => `'{}'::jsonb` })
+  @Column('jsonb')
   detail: Record<string, unknown>;
 
   @Column('timestamptz', { name: 'created_at', default: () => 'clock_timestamp()' })
