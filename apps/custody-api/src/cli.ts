@@ -1,12 +1,15 @@
 import 'reflect-metadata';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { cliFailure, PlatformModule } from '@tessera/platform';
+import { badRequest, cliFailure, PlatformModule } from '@tessera/platform';
+import { readFileSync } from 'node:fs';
 import { loadEnv } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
 import { AssetsCoreModule } from './modules/assets/assets.module';
 import { AssetsService } from './modules/assets/assets.service';
+import { PoliciesCoreModule } from './modules/policies/policies.module';
+import { PoliciesService } from './modules/policies/policies.service';
 import { TenantsModule } from './modules/tenants/tenants.module';
 import { TenantsService } from './modules/tenants/tenants.service';
 
@@ -18,6 +21,8 @@ const USAGE = `Usage: pnpm --filter @tessera/custody-api cli <command>
   disable-asset <tenantId> <assetId|symbol>
   enable-asset <tenantId> <assetId|symbol>
   gas-station <tenantId>        the address paying the tenant's live USDT gas (fund it with ETH)
+  policies <tenantId> test|live                   the tenant's withdrawal policy for that environment
+  set-policies <tenantId> test|live <file.json|->  replace it with the JSON document in the file (- reads stdin)
 Prints JSON; the same calls as the operator API (POST /admin/...).`;
 
 @Module({})
@@ -37,6 +42,7 @@ class CliModule {
         }),
         TenantsModule,
         AssetsCoreModule,
+        PoliciesCoreModule,
       ],
     };
   }
@@ -65,10 +71,14 @@ async function run(args: string[]): Promise<unknown> {
     'disable-asset',
     'enable-asset',
     'gas-station',
+    'policies',
+    'set-policies',
   ];
   if (!command || !commands.includes(command)) {
     throw Object.assign(new Error(USAGE), { usage: true });
   }
+  // Read (and parse) the policy file before booting: a bad file is reported without touching the database.
+  const policyDocument = command === 'set-policies' ? readPolicyFile(args[3]) : undefined;
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(), { logger: ['error'] });
   try {
     const tenants = app.get(TenantsService);
@@ -78,6 +88,9 @@ async function run(args: string[]): Promise<unknown> {
       return await assets.setEnabledFor(first ?? '', second ?? '', command === 'enable-asset');
     }
     if (command === 'gas-station') return await tenants.gasStation(first ?? '');
+    const policies = app.get(PoliciesService);
+    if (command === 'policies') return await policies.adminGet(first ?? '', second ?? '');
+    if (command === 'set-policies') return await policies.adminSet(first ?? '', second ?? '', policyDocument);
     if (command === 'create-tenant') return await tenants.createTenant({ name: first });
     if (command === 'create-key') {
       return await tenants.createKey(first, {
@@ -89,6 +102,16 @@ async function run(args: string[]): Promise<unknown> {
     return await tenants.revokeKey(first);
   } finally {
     await app.close();
+  }
+}
+
+function readPolicyFile(path: string | undefined): unknown {
+  if (!path) throw Object.assign(new Error(USAGE), { usage: true });
+  const text = readFileSync(path === '-' ? 0 : path, 'utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw badRequest(`The policy file is not JSON: ${(err as Error).message}`);
   }
 }
 

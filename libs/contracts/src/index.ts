@@ -7,3 +7,4 @@ export * from './custody';
 export * from './verification';
 export * from './sdk';
 export * from './media';
+export * from './custody-policies';

@@ -33,6 +33,8 @@ export const envSchema = baseEnvSchema.extend({
   CUSTODY_SWEEP_AFTER_MS: z.coerce.number().int().min(1).default(60_000),
   /** Worker: how often the stuck-transaction sweeper runs; 0 turns it off. */
   CUSTODY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(30_000),
+  /** Worker: how often withdrawals whose approval window closed are cancelled; 0 turns it off. */
+  CUSTODY_APPROVAL_EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(10_000),
   /**
    * EVM chain (docs/decisions/0210): JSON-RPC URL of the node. Unset: every key stays on the simulator. Set:
    * live keys move ETH and USDT on this chain; sandbox keys, BTC and XRP stay on the simulator.

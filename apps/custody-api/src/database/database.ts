@@ -8,6 +8,9 @@ import { EvmNonceEntity } from '../modules/chain/evm/entities/evm-nonce.entity';
 import { EvmTransferEntity } from '../modules/chain/evm/entities/evm-transfer.entity';
 import { BalanceEntity } from '../modules/ledger/balance.entity';
 import { LedgerEntryEntity } from '../modules/ledger/ledger-entry.entity';
+import { PolicyDecisionEntity } from '../modules/policies/entities/policy-decision.entity';
+import { WithdrawalApprovalEntity } from '../modules/policies/entities/withdrawal-approval.entity';
+import { WithdrawalPolicyEntity } from '../modules/policies/entities/withdrawal-policy.entity';
 import { ApiKeyEntity } from '../modules/tenants/entities/api-key.entity';
 import { TenantEntity } from '../modules/tenants/entities/tenant.entity';
 import { IdempotencyKeyEntity } from '../modules/transactions/entities/idempotency-key.entity';
@@ -36,6 +39,9 @@ export const entities = [
   EvmBlockEntity,
   EvmNonceEntity,
   EvmTransferEntity,
+  WithdrawalPolicyEntity,
+  WithdrawalApprovalEntity,
+  PolicyDecisionEntity,
 ];
 
 export const databaseOptions = (url: string): ServiceDatabaseOptions => ({

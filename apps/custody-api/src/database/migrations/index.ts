@@ -4,6 +4,7 @@ import { CustodyCore1795222478689 } from './1795222478689-CustodyCore';
 import { InFlightIndex1795231000000 } from './1795231000000-InFlightIndex';
 import { TenantAssets1795232000000 } from './1795232000000-TenantAssets';
 import { EvmChain1795280000000 } from './1795280000000-EvmChain';
+import { WithdrawalPolicies1795400000000 } from './1795400000000-WithdrawalPolicies';
 
 /** Every migration of schema "custody", oldest first. */
 export const migrations = [
@@ -13,4 +14,5 @@ export const migrations = [
   InFlightIndex1795231000000,
   TenantAssets1795232000000,
   EvmChain1795280000000,
+  WithdrawalPolicies1795400000000,
 ];

@@ -8,6 +8,8 @@ export const SCOPES = [
   'transactions:read',
   'transfers:write',
   'withdrawals:write',
+  'withdrawals:approve',
+  'policies:read',
   'address-book:read',
   'address-book:write',
   'webhooks:read',

@@ -66,6 +66,9 @@ export class StuckPager {
        FROM "transactions" t JOIN "assets" a ON a."id" = t."asset_id"
        WHERE t."status" IN (${IN_FLIGHT_SQL})
          AND t."updated_at" < now() - make_interval(secs => $1::float8 / 1000) ${keyset}
+         -- A withdrawal waiting for approvals is not stuck: the quorum starts it (decision 0220).
+         AND NOT EXISTS (SELECT 1 FROM "withdrawal_approvals" wa
+                         WHERE wa."transaction_id" = t."id" AND wa."status" = 'pending')
        ORDER BY t."updated_at", t."id" LIMIT $2`,
       params,
     )) as (StuckTransaction & { updatedAt: string })[];

@@ -18,6 +18,36 @@ export interface StoredResponse {
   response: Record<string, unknown>;
 }
 
+/** A withdrawal policy refusal: the rule that refused and why (nothing is created). */
+export interface PolicyRefusal {
+  rule: string;
+  message: string;
+}
+
+/** A policy's verdict on one transaction of a batch; see PolicyGate. */
+export type PolicyVerdict =
+  | ({ ok: false } & PolicyRefusal)
+  | {
+      ok: true;
+      /** What the transaction adds to the velocity windows it counts in, once accepted. */
+      usage: [key: string, units: bigint][];
+      /**
+       * Writes the decisions (and the approval request) in the batch's database transaction, after the
+       * transaction row; answers the fields it adds to the create response (and to the stored
+       * Idempotency-Key response).
+       */
+      persist: (manager: EntityManager) => Promise<Record<string, unknown>>;
+    };
+
+/**
+ * A withdrawal policy evaluated INSIDE the batch's database transaction, after the balance rows are locked
+ * (so every other writer to the same wallet waits), in batch order. `usage` holds what earlier accepted items of
+ * the same batch add to each velocity window (they are not inserted yet).
+ */
+export interface PolicyGate {
+  evaluate(manager: EntityManager, usage: ReadonlyMap<string, bigint>): Promise<PolicyVerdict>;
+}
+
 /** One transaction to create with its ledger effect, events and (optionally) its Idempotency-Key. */
 export interface NewTransaction {
   caller: Caller;
@@ -25,12 +55,14 @@ export interface NewTransaction {
   deltas: BalanceDelta[];
   events: OutboxEvent[];
   idempotency?: IdempotencyClaim & { response: Record<string, unknown> };
+  policy?: PolicyGate;
 }
 
 export type CreateOutcome =
-  | { created: true }
+  | { created: true; extras?: Record<string, unknown> }
   | { created: false; existing: StoredResponse }
-  | { created: false; insufficientFunds: string };
+  | { created: false; insufficientFunds: string }
+  | { created: false; policyRefusal: PolicyRefusal };
 
 interface Buckets {
   total: bigint;
@@ -104,22 +136,38 @@ export class TransactionWriter {
     const accepted: NewTransaction[] = [];
     const released: NewTransaction[] = [];
     const unclaimed: number[] = [];
-    items.forEach((item, i) => {
+    const usage = new Map<string, bigint>();
+    const persists: {
+      index: number;
+      persist: (manager: EntityManager) => Promise<Record<string, unknown>>;
+    }[] = [];
+    for (const [i, item] of items.entries()) {
       const key = claimKey(item);
       if (key !== undefined && !claimed.has(key)) {
         unclaimed.push(i);
         outcomes.push(undefined); // answered from the stored response below
-        return;
+        continue;
+      }
+      // The policy first (a refused rule is the answer even when funds are short too), then the funds.
+      const verdict = item.policy ? await item.policy.evaluate(manager, usage) : undefined;
+      if (verdict && !verdict.ok) {
+        if (key !== undefined) released.push(item);
+        outcomes.push({ created: false, policyRefusal: { rule: verdict.rule, message: verdict.message } });
+        continue;
       }
       const short = applyIfFunded(balances, item.deltas);
       if (short) {
         if (key !== undefined) released.push(item);
         outcomes.push({ created: false, insufficientFunds: short });
-        return;
+        continue;
       }
       accepted.push(item);
+      if (verdict) {
+        for (const [k, units] of verdict.usage) usage.set(k, (usage.get(k) ?? 0n) + units);
+        persists.push({ index: i, persist: verdict.persist });
+      }
       outcomes.push({ created: true });
-    });
+    }
     if (unclaimed.length > 0) {
       const stored = await storedResponses(
         manager,
@@ -132,6 +180,14 @@ export class TransactionWriter {
       }
     }
     if (accepted.length > 0 || released.length > 0) await writeAccepted(manager, accepted, released);
+    const patches: { item: NewTransaction; extras: Record<string, unknown> }[] = [];
+    for (const { index, persist } of persists) {
+      const extras = await persist(manager);
+      outcomes[index] = { created: true, extras };
+      if (items[index]!.idempotency && Object.keys(extras).length > 0)
+        patches.push({ item: items[index]!, extras });
+    }
+    if (patches.length > 0) await patchStoredResponses(manager, patches);
     return outcomes as CreateOutcome[];
   }
 }
@@ -203,6 +259,19 @@ async function reserveAndLock(
   }
   if (balances.size !== wallets.length) throw new MissingBalanceRowError();
   return { claimed, balances };
+}
+
+/** Adds the policy's fields to the reserved responses, so a replay answers exactly what the first call did. */
+async function patchStoredResponses(
+  manager: EntityManager,
+  patches: { item: NewTransaction; extras: Record<string, unknown> }[],
+): Promise<void> {
+  await manager.query(
+    `UPDATE "idempotency_keys" i SET "response" = i."response" || u.x
+     FROM jsonb_to_recordset($1::jsonb) AS u(t uuid, e text, ep text, k text, x jsonb)
+     WHERE i."tenant_id" = u.t AND i."environment" = u.e AND i."endpoint" = u.ep AND i."key" = u.k`,
+    [JSON.stringify(patches.map((p) => ({ ...keyJson(p.item), x: p.extras })))],
+  );
 }
 
 async function storedResponses(

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AdvanceEnqueuer } from './advance-enqueuer';
+import { ApprovalExpirySweeper } from './approval-expiry-sweeper';
 import { ChainModule } from '../chain/chain.module';
 import { EvmConfirmations } from '../chain/evm/evm-confirmations';
 import { EvmDepositScanner } from '../chain/evm/evm-deposit-scanner';
@@ -8,10 +9,12 @@ import { StuckTransactionSweeper } from './stuck-transaction-sweeper';
 import { StuckTransactionsRepository } from './stuck-transactions.repository';
 import { TransactionsProcessor } from './transactions.processor';
 import { TransactionsRepository } from './transactions.repository';
+import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
 
 /**
  * Worker role: the transaction state machine consumer, the sweeper that re-drives lost steps, and the EVM
- * chain watcher (deposits, confirmations, receipts; idle unless CHAIN_EVM_RPC_URL is set).
+ * chain watcher (deposits, confirmations, receipts; idle unless CHAIN_EVM_RPC_URL is set), and the expiry of
+ * withdrawal approval windows.
  */
 @Module({
   imports: [ChainModule],
@@ -24,6 +27,8 @@ import { TransactionsRepository } from './transactions.repository';
     EvmDepositScanner,
     EvmConfirmations,
     EvmWatcher,
+    WithdrawalApprovalsRepository,
+    ApprovalExpirySweeper,
   ],
 })
 export class TransactionsProcessingModule {}

@@ -18,6 +18,7 @@ import {
 import { AdvanceEnqueuer } from './advance-enqueuer';
 import { terminalDeltas } from './terminal-effects';
 import { TransactionsRepository, type TransitionMove } from './transactions.repository';
+import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
 
 /**
  * The transaction state machine (worker role). Each job moves one transaction one step from
@@ -31,6 +32,7 @@ export class TransactionsProcessor {
     private readonly repository: TransactionsRepository,
     private readonly enqueuer: AdvanceEnqueuer,
     private readonly chains: ChainRouter,
+    private readonly approvals: WithdrawalApprovalsRepository,
   ) {}
 
   @ProcessJob(JOBS.CUSTODY_TRANSACTION_ADVANCE)
@@ -39,6 +41,14 @@ export class TransactionsProcessor {
     if (!current || current.status !== payload.expectedStatus) return;
     const next = NEXT_STATUS[current.status];
     if (!next) return;
+    // A withdrawal waiting for its approvals stays Submitted: the quorum enqueues its start (decision 0220).
+    if (
+      current.type === 'Withdrawal' &&
+      current.status === 'Submitted' &&
+      (await this.approvals.isPending(current.id))
+    ) {
+      return;
+    }
     const chain = this.chains.for(current);
     // On a watched chain the watcher moves what depends on the chain: a sent withdrawal out of Broadcasting
     // (its receipt) and anything out of Confirming (its confirmations).

@@ -79,6 +79,15 @@ export class TransactionsRepository {
     return rows[0];
   }
 
+  /** A transaction by id inside the caller's database transaction, its row locked (FOR UPDATE). */
+  async loadIn(manager: EntityManager, id: string): Promise<TransactionRecord | undefined> {
+    const rows: TransactionRecord[] = await manager.query(
+      `${RECORD_SELECT} WHERE t."id" = $1 FOR UPDATE OF t`,
+      [id],
+    );
+    return rows[0];
+  }
+
   list(caller: Caller, f: TransactionFilters): Promise<TransactionRecord[]> {
     const params: unknown[] = [caller.tenantId, caller.environment];
     const where = [`t."tenant_id" = $1`, `t."environment" = $2`];

@@ -8,6 +8,7 @@ import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
 import { AddressBookService } from '../address-book/address-book.service';
 import { AssetsService } from '../assets/assets.service';
+import { PoliciesService } from '../policies/policies.service';
 import type { AssetEntity } from '../assets/entities/asset.entity';
 import { normalizeExternalAddress } from '../chain/addresses';
 import type { WalletView } from '../vaults/vaults.repository';
@@ -19,7 +20,12 @@ import {
   transactionDto,
   transactionFields,
 } from './transaction.record';
-import { type NewTransaction, type StoredResponse, TransactionWriter } from './transaction-writer';
+import {
+  type NewTransaction,
+  type PolicyGate,
+  type StoredResponse,
+  TransactionWriter,
+} from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
 
 // Not trimmed: parseAmount refuses surrounding whitespace rather than reading past it (issue 15).
@@ -74,6 +80,7 @@ export class TransactionsService {
     private readonly vaults: VaultsService,
     private readonly assets: AssetsService,
     private readonly addressBook: AddressBookService,
+    private readonly policies: PoliciesService,
   ) {}
 
   private idempotencyKey(value: string | string[] | undefined): string {
@@ -251,12 +258,23 @@ export class TransactionsService {
       destinationTag: destination.tag,
       note: body.note ?? null,
     };
+    // The tenant's withdrawal policy, evaluated in the same database transaction as the hold (decision 0220).
+    const policy = this.policies.gate(caller, {
+      transactionId: record.id,
+      walletId: source.id,
+      vaultId: source.vaultId,
+      asset,
+      units,
+      destinationAddress: destination.address,
+      destinationTag: destination.tag,
+    });
     return this.create(
       caller,
       record,
       claim,
       [{ walletId: source.id, transactionId: record.id, kind: 'hold', available: -units, locked: units }],
       [balanceUpdatedEvent(caller.tenantId, source.vaultId, asset.id)],
+      policy,
     );
   }
 
@@ -297,27 +315,40 @@ export class TransactionsService {
     claim: { endpoint: string; key: string; requestHash: string } | undefined,
     deltas: NewTransaction['deltas'],
     balanceEvents: ReturnType<typeof balanceUpdatedEvent>[],
+    policy?: PolicyGate,
   ): Promise<TransactionResponse> {
-    const response = transactionDto(record);
+    // A withdrawal's answer carries its policy fields, like GET /transactions/{id}; the gate fills them in.
+    const response = policy
+      ? { ...transactionDto(record), pendingApprovals: null, policyDecisions: [] }
+      : transactionDto(record);
     const outcome = await this.writer.create({
       caller,
       record,
       deltas,
       events: [this.createdEvent(record), ...balanceEvents],
       idempotency: claim ? { ...claim, response } : undefined,
+      policy,
     });
+    if ('policyRefusal' in outcome) {
+      const { rule, message } = outcome.policyRefusal;
+      throw badRequest(`Refused by the withdrawal policy (${rule}): ${message}`, {
+        [`policy.${rule}`]: [message],
+      });
+    }
     if ('insufficientFunds' in outcome) {
       throw badRequest('Insufficient available balance', { amount: ['Exceeds the available balance'] });
     }
     if ('existing' in outcome) return this.storedOrMismatch(outcome.existing, claim!.requestHash);
     // The worker's outbox relay starts the machine from the committed transaction.created event.
-    return response;
+    return outcome.extras ? ({ ...response, ...outcome.extras } as TransactionResponse) : response;
   }
 
   async get(caller: Caller, id: string) {
     const record = isUuid(id) ? await this.repository.find(caller, id) : undefined;
     if (!record) throw notFound('Transaction not found');
-    return transactionDto(record);
+    // A withdrawal carries its approval request and policy decisions (decision 0220).
+    if (record.type !== 'Withdrawal') return transactionDto(record);
+    return { ...transactionDto(record), ...(await this.policies.approvalFields(record.id, record.status)) };
   }
 
   async list(caller: Caller, query: unknown) {

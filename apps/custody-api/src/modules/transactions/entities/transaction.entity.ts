@@ -8,6 +8,13 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Index('transactions_in_flight_idx', ['updatedAt'], {
   where: `"status" IN ('Submitted', 'PendingSignature', 'Broadcasting', 'Confirming')`,
 })
+// Withdrawals of the last 24 h per wallet and per vault and asset, for the velocity rules (decision 0220).
+@Index('transactions_withdrawal_wallet_window_idx', ['walletId', 'createdAt'], {
+  where: `"type" = 'Withdrawal'`,
+})
+@Index('transactions_withdrawal_vault_window_idx', ['vaultId', 'assetId', 'createdAt'], {
+  where: `"type" = 'Withdrawal'`,
+})
 export class TransactionEntity {
   @PrimaryColumn('uuid')
   id: string;
