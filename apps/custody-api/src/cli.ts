@@ -2,11 +2,14 @@ import 'reflect-metadata';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { cliFailure, PlatformModule } from '@tessera/platform';
+import { idParam } from './common/validation';
 import { loadEnv } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
 import { AssetsCoreModule } from './modules/assets/assets.module';
 import { AssetsService } from './modules/assets/assets.service';
+import { ReconciliationCoreModule } from './modules/reconciliation/reconciliation.module';
+import { ReconciliationService } from './modules/reconciliation/reconciliation.service';
 import { TenantsModule } from './modules/tenants/tenants.module';
 import { TenantsService } from './modules/tenants/tenants.service';
 
@@ -18,6 +21,8 @@ const USAGE = `Usage: pnpm --filter @tessera/custody-api cli <command>
   disable-asset <tenantId> <assetId|symbol>
   enable-asset <tenantId> <assetId|symbol>
   gas-station <tenantId>        the address paying the tenant's live USDT gas (fund it with ETH)
+  reconcile [--tenant <tenantId>]   reconcile the ledger (and the EVM chain) now; prints the report
+  reconciliation <runId>        a stored reconciliation report
 Prints JSON; the same calls as the operator API (POST /admin/...).`;
 
 @Module({})
@@ -37,6 +42,7 @@ class CliModule {
         }),
         TenantsModule,
         AssetsCoreModule,
+        ReconciliationCoreModule,
       ],
     };
   }
@@ -65,6 +71,8 @@ async function run(args: string[]): Promise<unknown> {
     'disable-asset',
     'enable-asset',
     'gas-station',
+    'reconcile',
+    'reconciliation',
   ];
   if (!command || !commands.includes(command)) {
     throw Object.assign(new Error(USAGE), { usage: true });
@@ -78,6 +86,12 @@ async function run(args: string[]): Promise<unknown> {
       return await assets.setEnabledFor(first ?? '', second ?? '', command === 'enable-asset');
     }
     if (command === 'gas-station') return await tenants.gasStation(first ?? '');
+    const reconciliation = app.get(ReconciliationService);
+    if (command === 'reconcile') {
+      const tenantId = option(args, '--tenant');
+      return await reconciliation.start(tenantId === undefined ? {} : { tenantId }, 'cli');
+    }
+    if (command === 'reconciliation') return await reconciliation.get(idParam(first ?? '', 'Reconciliation'));
     if (command === 'create-tenant') return await tenants.createTenant({ name: first });
     if (command === 'create-key') {
       return await tenants.createKey(first, {
