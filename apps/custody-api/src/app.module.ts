@@ -6,6 +6,7 @@ import { migrations } from './database/migrations';
 import { AddressBookModule } from './modules/address-book/address-book.module';
 import { AssetsModule } from './modules/assets/assets.module';
 import { AuthModule } from './modules/auth/auth.module';
+import { ReconciliationModule } from './modules/reconciliation/reconciliation.module';
 import { SwaggerDocsModule } from './modules/swagger/swagger.module';
 import { TenantsModule } from './modules/tenants/tenants.module';
 import { TransactionsModule } from './modules/transactions/transactions.module';
@@ -34,6 +35,7 @@ export class AppModule {
         AddressBookModule,
         TransactionsModule,
         SwaggerDocsModule,
+        ReconciliationModule,
       ],
     };
   }

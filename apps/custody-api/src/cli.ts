@@ -3,6 +3,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { badRequest, cliFailure, PlatformModule } from '@tessera/platform';
 import { readFileSync } from 'node:fs';
+import { idParam } from './common/validation';
 import { loadEnv } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
@@ -10,6 +11,8 @@ import { AssetsCoreModule } from './modules/assets/assets.module';
 import { AssetsService } from './modules/assets/assets.service';
 import { PoliciesCoreModule } from './modules/policies/policies.module';
 import { PoliciesService } from './modules/policies/policies.service';
+import { ReconciliationCoreModule } from './modules/reconciliation/reconciliation.module';
+import { ReconciliationService } from './modules/reconciliation/reconciliation.service';
 import { TenantsModule } from './modules/tenants/tenants.module';
 import { TenantsService } from './modules/tenants/tenants.service';
 
@@ -23,6 +26,8 @@ const USAGE = `Usage: pnpm --filter @tessera/custody-api cli <command>
   gas-station <tenantId>        the address paying the tenant's live USDT gas (fund it with ETH)
   policies <tenantId> test|live                   the tenant's withdrawal policy for that environment
   set-policies <tenantId> test|live <file.json|->  replace it with the JSON document in the file (- reads stdin)
+  reconcile [--tenant <tenantId>]   reconcile the ledger (and the EVM chain) now; prints the report
+  reconciliation <runId>        a stored reconciliation report
 Prints JSON; the same calls as the operator API (POST /admin/...).`;
 
 @Module({})
@@ -43,6 +48,7 @@ class CliModule {
         TenantsModule,
         AssetsCoreModule,
         PoliciesCoreModule,
+        ReconciliationCoreModule,
       ],
     };
   }
@@ -73,6 +79,8 @@ async function run(args: string[]): Promise<unknown> {
     'gas-station',
     'policies',
     'set-policies',
+    'reconcile',
+    'reconciliation',
   ];
   if (!command || !commands.includes(command)) {
     throw Object.assign(new Error(USAGE), { usage: true });
@@ -91,6 +99,12 @@ async function run(args: string[]): Promise<unknown> {
     const policies = app.get(PoliciesService);
     if (command === 'policies') return await policies.adminGet(first ?? '', second ?? '');
     if (command === 'set-policies') return await policies.adminSet(first ?? '', second ?? '', policyDocument);
+    const reconciliation = app.get(ReconciliationService);
+    if (command === 'reconcile') {
+      const tenantId = option(args, '--tenant');
+      return await reconciliation.start(tenantId === undefined ? {} : { tenantId }, 'cli');
+    }
+    if (command === 'reconciliation') return await reconciliation.get(idParam(first ?? '', 'Reconciliation'));
     if (command === 'create-tenant') return await tenants.createTenant({ name: first });
     if (command === 'create-key') {
       return await tenants.createKey(first, {

@@ -5,6 +5,7 @@ import { entities, SCHEMA } from './database/database';
 import { QUEUES } from '@tessera/contracts';
 import { migrations } from './database/migrations';
 import { chainFromEnv } from './modules/chain/chain.module';
+import { ReconciliationSchedulingModule } from './modules/reconciliation/reconciliation.module';
 import { startMachineOnCreated } from './modules/transactions/machine-start';
 import { TransactionsProcessingModule } from './modules/transactions/transactions-processing.module';
 
@@ -25,6 +26,7 @@ export class WorkerModule {
           ...overrides,
         }),
         TransactionsProcessingModule,
+        ReconciliationSchedulingModule,
         // Relays committed outbox rows to webhook.events and starts each new transaction's machine
         // (OUTBOX_RELAY_ENABLED=false leaves it idle: keep it on in at least one worker).
         OutboxRelayModule.forRoot({

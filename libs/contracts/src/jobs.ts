@@ -21,6 +21,11 @@ export const webhookEventPayload = z.object({
   eventType: z.string().min(1),
   entityType: z.string().min(1),
   entityId: z.string().min(1),
+  /**
+   * Gap-free per (tenantId, entityType, entityId), assigned in the producer's outbox transaction (decision
+   * 0225). Optional only for jobs enqueued before producers numbered their outbox.
+   */
+  sequence: z.number().int().min(1).optional(),
   occurredAt: z.string().datetime({ offset: true }),
   data: z.record(z.string(), z.unknown()),
 });

@@ -114,6 +114,27 @@ export const applicantReviewedData = z.object({
   createdAtUtc: ts,
 });
 
+/**
+ * The body of every delivery. The contract's five fields, plus `sequence` (decision 0225): an integer that
+ * increases by exactly 1 per (tenant, entityType, entityId), assigned when the event is committed, and the
+ * same on every retry and manual re-queue of the event.
+ */
+export const webhookEnvelope = z.object({
+  eventType: z.string().describe('Dotted event name.'),
+  entityType: z.string().describe('transaction, wallet, balance, applicant or webhook.'),
+  entityId: z.string().describe('Stable entity id; for balance it is <vaultAccountId>:<assetId>.'),
+  timestamp: ts.describe('Emission time, UTC ISO 8601.'),
+  data: z.record(z.string(), z.unknown()).describe('Event-specific payload (dataSchema).'),
+  sequence: z
+    .number()
+    .int()
+    .min(1)
+    .describe(
+      'Position of this event among the events of the same (entityType, entityId) of your tenant: 1, 2, 3, … without gaps, in commit order. Apply events of one entity in sequence order; a gap means an event is still on its way (hold later ones, or re-read the entity). The same on every retry and re-queue.',
+    ),
+});
+export type WebhookEnvelope = z.infer<typeof webhookEnvelope>;
+
 export interface CatalogEntry {
   eventType: string;
   entityType: string;
@@ -194,6 +215,8 @@ export function catalogEntry(source: WebhookSource, eventType: string): CatalogE
   return WEBHOOK_CATALOG[source].find((e) => e.eventType === eventType);
 }
 
+const ENVELOPE_JSON_SCHEMA = z.toJSONSchema(webhookEnvelope, { io: 'input', unrepresentable: 'any' });
+
 /** The catalog as served to partners: JSON Schema for each payload. */
 export function publicCatalog(source: WebhookSource) {
   return WEBHOOK_CATALOG[source].map((e) => ({
@@ -201,5 +224,6 @@ export function publicCatalog(source: WebhookSource) {
     entityType: e.entityType,
     description: e.description,
     dataSchema: z.toJSONSchema(e.schema, { io: 'input', unrepresentable: 'any' }),
+    envelopeSchema: ENVELOPE_JSON_SCHEMA,
   }));
 }

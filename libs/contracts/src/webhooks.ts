@@ -61,6 +61,8 @@ export const deliverySummary = z.object({
   eventType: z.string(),
   entityType: z.string(),
   entityId: z.string(),
+  /** The envelope's `sequence` (null only for events relayed before producers numbered their outbox). */
+  sequence: z.number().int().nullable(),
   status: deliveryStatus,
   attemptCount: z.number().int(),
   lastAttemptAt: z.string().nullable(),
@@ -83,6 +85,8 @@ export const catalogReply = z.array(
     entityType: z.string(),
     description: z.string(),
     dataSchema: z.unknown(),
+    /** JSON Schema of the envelope around `data`, `sequence` included. */
+    envelopeSchema: z.unknown(),
   }),
 );
 

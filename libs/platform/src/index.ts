@@ -18,6 +18,7 @@ export * from './outbox';
 export * from './outbox.entity';
 export * from './outbox-relay';
 export * from './outbox-notify.migration';
+export * from './outbox-sequence.migration';
 export * from './batcher';
 export * from './ttl-cache';
 export * from './cache-invalidation';

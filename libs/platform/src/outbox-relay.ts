@@ -37,6 +37,8 @@ export interface RelayedEvent {
   eventType: string;
   entityType: string;
   entityId: string;
+  /** Gap-free per (tenant, entityType, entityId), from the outbox row (decision 0225). */
+  sequence: number;
   data: Record<string, unknown>;
 }
 
@@ -55,6 +57,8 @@ interface OutboxRow {
   event_type: string;
   entity_type: string;
   entity_id: string;
+  /** bigint: pg hands it over as a string. */
+  sequence: string;
   data: Record<string, unknown>;
   occurred_at: Date;
 }
@@ -148,7 +152,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   async relayBatch(limit: number): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
       const rows: OutboxRow[] = await manager.query(
-        `SELECT id, tenant_id, event_type, entity_type, entity_id, data, occurred_at FROM outbox
+        `SELECT id, tenant_id, event_type, entity_type, entity_id, sequence, data, occurred_at FROM outbox
          WHERE relayed_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [limit],
       );
@@ -164,6 +168,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
             eventType: r.event_type,
             entityType: r.entity_type,
             entityId: r.entity_id,
+            sequence: Number(r.sequence),
             occurredAt: new Date(r.occurred_at).toISOString(),
             data: r.data,
           },
@@ -188,6 +193,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         eventType: r.event_type,
         entityType: r.entity_type,
         entityId: r.entity_id,
+        sequence: Number(r.sequence),
         data: r.data,
       };
       for (const f of followUps(event)) {

@@ -23,6 +23,13 @@ export class OutboxEventEntity {
   @Column('text', { name: 'entity_id' })
   entityId: string;
 
+  /**
+   * Gap-free per (tenantId, entityType, entityId), set by the table's trigger at insert (OutboxSequence
+   * migration, decision 0225); bigint, so TypeORM reads it as a string.
+   */
+  @Column('bigint')
+  sequence: string;
+
   @Column('jsonb')
   data: Record<string, unknown>;
 
@@ -34,4 +41,20 @@ export class OutboxEventEntity {
 
   @Column('timestamptz', { name: 'relayed_at', nullable: true })
   relayedAt: Date | null;
+}
+
+/** The last `sequence` given to each (tenant, entity type, entity id); written only by the outbox trigger. */
+@Entity({ name: 'outbox_sequence' })
+export class OutboxSequenceEntity {
+  @PrimaryColumn('text', { name: 'tenant_id', primaryKeyConstraintName: 'outbox_sequence_pk' })
+  tenantId: string;
+
+  @PrimaryColumn('text', { name: 'entity_type', primaryKeyConstraintName: 'outbox_sequence_pk' })
+  entityType: string;
+
+  @PrimaryColumn('text', { name: 'entity_id', primaryKeyConstraintName: 'outbox_sequence_pk' })
+  entityId: string;
+
+  @Column('bigint', { name: 'last_sequence' })
+  lastSequence: string;
 }

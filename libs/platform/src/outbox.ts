@@ -30,7 +30,8 @@ export async function appendToOutbox(manager: EntityManager, events: OutboxEvent
     data: event.data,
     occurredAt: event.occurredAt ?? new Date(),
   }));
-  // The outbox table's trigger (OutboxNotifyTrigger) wakes the relay when this transaction commits.
+  // The outbox table's triggers number each row per entity (OutboxSequence: gap-free, in this transaction)
+  // and wake the relay when this transaction commits (OutboxNotifyTrigger).
   if (rows.length > 0) await manager.insert(OutboxEventEntity, rows as never);
   return rows.map((r) => r.id);
 }

@@ -36,6 +36,10 @@ export const envSchema = baseEnvSchema.extend({
   /** Worker: how often withdrawals whose approval window closed are cancelled; 0 turns it off. */
   CUSTODY_APPROVAL_EXPIRY_INTERVAL_MS: z.coerce.number().int().min(0).default(10_000),
   /**
+   * Worker: how often the scheduled reconciliation runs (decision 0226); 0 turns it off. Default 10 min.
+   */
+  CUSTODY_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(600_000),
+  /**
    * EVM chain (docs/decisions/0210): JSON-RPC URL of the node. Unset: every key stays on the simulator. Set:
    * live keys move ETH and USDT on this chain; sandbox keys, BTC and XRP stay on the simulator.
    */

@@ -1,4 +1,4 @@
-import { type ServiceDatabaseOptions, OutboxEventEntity } from '@tessera/platform';
+import { type ServiceDatabaseOptions, OutboxEventEntity, OutboxSequenceEntity } from '@tessera/platform';
 import { AddressBookEntryEntity } from '../modules/address-book/entities/address-book-entry.entity';
 import { AssetEntity } from '../modules/assets/entities/asset.entity';
 import { TenantAssetEntity } from '../modules/assets/entities/tenant-asset.entity';
@@ -6,6 +6,8 @@ import { EvmBlockEntity } from '../modules/chain/evm/entities/evm-block.entity';
 import { EvmCursorEntity } from '../modules/chain/evm/entities/evm-cursor.entity';
 import { EvmNonceEntity } from '../modules/chain/evm/entities/evm-nonce.entity';
 import { EvmTransferEntity } from '../modules/chain/evm/entities/evm-transfer.entity';
+import { ReconciliationFindingEntity } from '../modules/reconciliation/entities/reconciliation-finding.entity';
+import { ReconciliationRunEntity } from '../modules/reconciliation/entities/reconciliation-run.entity';
 import { BalanceEntity } from '../modules/ledger/balance.entity';
 import { LedgerEntryEntity } from '../modules/ledger/ledger-entry.entity';
 import { PolicyDecisionEntity } from '../modules/policies/entities/policy-decision.entity';
@@ -34,6 +36,7 @@ export const entities = [
   TransactionEntity,
   IdempotencyKeyEntity,
   OutboxEventEntity,
+  OutboxSequenceEntity,
   TenantAssetEntity,
   EvmCursorEntity,
   EvmBlockEntity,
@@ -42,6 +45,8 @@ export const entities = [
   WithdrawalPolicyEntity,
   WithdrawalApprovalEntity,
   PolicyDecisionEntity,
+  ReconciliationRunEntity,
+  ReconciliationFindingEntity,
 ];
 
 export const databaseOptions = (url: string): ServiceDatabaseOptions => ({

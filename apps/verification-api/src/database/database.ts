@@ -1,4 +1,4 @@
-import { type ServiceDatabaseOptions, OutboxEventEntity } from '@tessera/platform';
+import { type ServiceDatabaseOptions, OutboxEventEntity, OutboxSequenceEntity } from '@tessera/platform';
 import { ApplicantStepEntity } from '../modules/applicants/entities/applicant-step.entity';
 import { ApplicantEntity } from '../modules/applicants/entities/applicant.entity';
 import { FieldClaimEntity } from '../modules/applicants/entities/field-claim.entity';
@@ -26,6 +26,7 @@ export const entities = [
   QuestionnaireEntity,
   QuestionnaireAnswerEntity,
   OutboxEventEntity,
+  OutboxSequenceEntity,
 ];
 
 export const databaseOptions = (url: string): ServiceDatabaseOptions => ({

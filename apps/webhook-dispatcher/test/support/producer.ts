@@ -5,6 +5,8 @@ import {
   migrateServiceSchema,
   OutboxEventEntity,
   OutboxNotifyTrigger1795230000000,
+  OutboxSequence1795410000000,
+  OutboxSequenceEntity,
   OutboxRelayModule,
   PlatformModule,
 } from '@tessera/platform';
@@ -29,8 +31,8 @@ export class ProducerInit1700000000001 implements MigrationInterface {
 
 const producerDatabase = {
   schema: 'producer',
-  entities: [OutboxEventEntity],
-  migrations: [ProducerInit1700000000001, OutboxNotifyTrigger1795230000000],
+  entities: [OutboxEventEntity, OutboxSequenceEntity],
+  migrations: [ProducerInit1700000000001, OutboxNotifyTrigger1795230000000, OutboxSequence1795410000000],
 };
 
 export const producerMigrator: SchemaMigrator = {

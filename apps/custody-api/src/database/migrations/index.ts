@@ -1,10 +1,11 @@
-import { OutboxNotifyTrigger1795230000000 } from '@tessera/platform';
+import { OutboxNotifyTrigger1795230000000, OutboxSequence1795410000000 } from '@tessera/platform';
 import { Init1795220342744 } from './1795220342744-Init';
 import { CustodyCore1795222478689 } from './1795222478689-CustodyCore';
 import { InFlightIndex1795231000000 } from './1795231000000-InFlightIndex';
 import { TenantAssets1795232000000 } from './1795232000000-TenantAssets';
 import { EvmChain1795280000000 } from './1795280000000-EvmChain';
 import { WithdrawalPolicies1795400000000 } from './1795400000000-WithdrawalPolicies';
+import { Reconciliation1795410000002 } from './1795410000002-Reconciliation';
 
 /** Every migration of schema "custody", oldest first. */
 export const migrations = [
@@ -15,4 +16,6 @@ export const migrations = [
   TenantAssets1795232000000,
   EvmChain1795280000000,
   WithdrawalPolicies1795400000000,
+  OutboxSequence1795410000000,
+  Reconciliation1795410000002,
 ];

@@ -12,6 +12,7 @@ export interface NewDelivery {
   eventType: string;
   entityType: string;
   entityId: string;
+  sequence: number | null;
   payload: string;
   occurredAt: Date;
 }
@@ -64,19 +65,20 @@ export class DeliveriesRepository {
       d.payload,
       d.occurredAt,
       leaseMs,
+      d.sequence,
     ];
     // The inbox row of a relayed event rides in the same statement (one round trip per event).
     const inboxCte = inbox
       ? `WITH inbox AS (
-           INSERT INTO received_events (event_id, source, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
-           VALUES ($1, $4, $3, $5, $6, $7, $11::jsonb, $9) ON CONFLICT (event_id) DO NOTHING)`
+           INSERT INTO received_events (event_id, source, tenant_id, event_type, entity_type, entity_id, data, occurred_at, sequence)
+           VALUES ($1, $4, $3, $5, $6, $7, $12::jsonb, $9, $11) ON CONFLICT (event_id) DO NOTHING)`
       : '';
     if (inbox) params.push(JSON.stringify(inbox.data));
     const rows: ClaimedDelivery[] = await this.dataSource.query(
       `${inboxCte}
        INSERT INTO webhook_deliveries
-         (event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at, next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10::float8 / 1000))
+         (event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at, next_attempt_at, sequence)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10::float8 / 1000), $11)
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
        RETURNING ${CLAIMED_COLUMNS}`,
       params,

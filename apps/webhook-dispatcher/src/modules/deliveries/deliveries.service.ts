@@ -22,10 +22,15 @@ import { WebhookMetrics } from './webhook-metrics';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * The exact body of every attempt (stored once, so retries and re-queues resend it byte for byte): the
+ * contract's five fields, then `sequence` (decision 0225) when the producer numbered the event.
+ */
 export function envelope(e: {
   eventType: string;
   entityType: string;
   entityId: string;
+  sequence?: number;
   occurredAt: string;
   data: Record<string, unknown>;
 }): string {
@@ -35,6 +40,7 @@ export function envelope(e: {
     entityId: e.entityId,
     timestamp: new Date(e.occurredAt).toISOString(),
     data: e.data,
+    ...(e.sequence !== undefined ? { sequence: e.sequence } : {}),
   });
 }
 
@@ -78,6 +84,7 @@ export class DeliveriesService implements OnModuleDestroy {
         eventType: event.eventType,
         entityType: event.entityType,
         entityId: event.entityId,
+        sequence: event.sequence ?? null,
         payload: envelope(event),
         occurredAt: new Date(event.occurredAt),
       },
@@ -193,10 +200,13 @@ export class DeliveriesService implements OnModuleDestroy {
         eventType: WEBHOOK_TEST_EVENT,
         entityType: 'webhook',
         entityId: eventId,
+        // A test event is its own entity: the first and only event of its sequence.
+        sequence: 1,
         payload: envelope({
           eventType: WEBHOOK_TEST_EVENT,
           entityType: 'webhook',
           entityId: eventId,
+          sequence: 1,
           occurredAt,
           data: { message: 'This is a test event from Tessera.', sentAt: occurredAt },
         }),
@@ -256,6 +266,7 @@ export class DeliveriesService implements OnModuleDestroy {
       eventType: r.eventType,
       entityType: r.entityType,
       entityId: r.entityId,
+      sequence: r.sequence === null ? null : Number(r.sequence),
       status: r.status as DeliveryStatus,
       attemptCount: r.attemptCount,
       lastAttemptAt: r.lastAttemptAt?.toISOString() ?? null,

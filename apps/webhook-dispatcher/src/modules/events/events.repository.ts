@@ -9,8 +9,8 @@ export class EventsRepository {
   /** Records the event unless it is already there; true when this call recorded it. */
   async recordOnce(event: WebhookEventPayload): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query(
-      `INSERT INTO received_events (event_id, source, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      `INSERT INTO received_events (event_id, source, tenant_id, event_type, entity_type, entity_id, data, occurred_at, sequence)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (event_id) DO NOTHING
        RETURNING event_id`,
       [
@@ -22,6 +22,7 @@ export class EventsRepository {
         event.entityId,
         JSON.stringify(event.data),
         event.occurredAt,
+        event.sequence ?? null,
       ],
     );
     return rows.length > 0;

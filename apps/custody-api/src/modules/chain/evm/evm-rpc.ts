@@ -26,6 +26,16 @@ export const ERC20_TRANSFER_ABI = [
   },
 ] as const;
 
+const ERC20_BALANCE_ABI = [
+  {
+    type: 'function',
+    name: 'balanceOf',
+    stateMutability: 'view',
+    inputs: [{ name: 'owner', type: 'address' }],
+    outputs: [{ name: '', type: 'uint256' }],
+  },
+] as const;
+
 export type FullBlock = Block<bigint, true, 'latest'>;
 
 export interface TokenTransferLog {
@@ -57,6 +67,22 @@ export class EvmRpc {
 
   head(): Promise<bigint> {
     return this.client.getBlockNumber({ cacheTime: 0 });
+  }
+
+  /** Native balance (wei) of an address at a block (reconciliation reads every address at one block). */
+  nativeBalance(address: string, blockNumber: bigint): Promise<bigint> {
+    return this.client.getBalance({ address: address as `0x${string}`, blockNumber });
+  }
+
+  /** ERC-20 `balanceOf(address)` at a block. */
+  tokenBalance(contract: string, address: string, blockNumber: bigint): Promise<bigint> {
+    return this.client.readContract({
+      address: contract as `0x${string}`,
+      abi: ERC20_BALANCE_ABI,
+      functionName: 'balanceOf',
+      args: [address as `0x${string}`],
+      blockNumber,
+    });
   }
 
   /** Blocks `from..to` with their transactions, in order; undefined when one is missing (head moved back). */

@@ -34,6 +34,10 @@ export class WebhookDeliveryEntity {
   @Column('text', { name: 'entity_id' })
   entityId: string;
 
+  /** The envelope's `sequence` (decision 0225); null for events relayed before producers numbered them. */
+  @Column('bigint', { nullable: true })
+  sequence: string | null;
+
   /** The exact JSON body sent on every attempt. */
   @Column('text')
   payload: string;

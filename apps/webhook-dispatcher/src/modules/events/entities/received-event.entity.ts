@@ -24,6 +24,10 @@ export class ReceivedEventEntity {
   @Column('text', { name: 'entity_id' })
   entityId: string;
 
+  /** Gap-free per (tenant, entityType, entityId) from the producer's outbox (decision 0225). */
+  @Column('bigint', { nullable: true })
+  sequence: string | null;
+
   @Column('jsonb')
   data: Record<string, unknown>;
 

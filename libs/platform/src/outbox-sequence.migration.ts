@@ -1,0 +1,49 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Gives every outbox row a `sequence`: an integer that increases without gaps per (tenant, entityType,
+ * entityId) (docs/decisions/0225). A BEFORE INSERT row trigger takes the next number from `outbox_sequence`
+ * with `INSERT … ON CONFLICT DO UPDATE … RETURNING`, inside the producer's transaction: the counter row's lock
+ * serialises concurrent writers of one entity until commit, and a rolled-back transaction rolls its number
+ * back with it, so no gap is ever left. Living in the table (like OutboxNotifyTrigger) means producers that
+ * insert outbox rows inside a larger single statement get numbers too. Existing rows are numbered in
+ * `created_at` order. Each producing service lists this migration after OutboxNotifyTrigger.
+ */
+export class OutboxSequence1795410000000 implements MigrationInterface {
+  name = 'OutboxSequence1795410000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(
+      'CREATE TABLE "outbox_sequence" ("tenant_id" text NOT NULL, "entity_type" text NOT NULL, "entity_id" text NOT NULL, "last_sequence" bigint NOT NULL, CONSTRAINT "outbox_sequence_pk" PRIMARY KEY ("tenant_id", "entity_type", "entity_id"))',
+    );
+    await q.query('ALTER TABLE "outbox" ADD "sequence" bigint');
+    await q.query(`UPDATE "outbox" o SET "sequence" = n.seq FROM (
+        SELECT id, row_number() OVER (PARTITION BY tenant_id, entity_type, entity_id ORDER BY created_at, id) AS seq
+        FROM "outbox") n
+      WHERE o.id = n.id`);
+    await q.query(`INSERT INTO "outbox_sequence" (tenant_id, entity_type, entity_id, last_sequence)
+      SELECT tenant_id, entity_type, entity_id, max("sequence") FROM "outbox" GROUP BY 1, 2, 3`);
+    await q.query('ALTER TABLE "outbox" ALTER COLUMN "sequence" SET NOT NULL');
+    // The counter table is named through TG_TABLE_SCHEMA: the trigger works whatever the session's search_path.
+    await q.query(`CREATE OR REPLACE FUNCTION outbox_assign_sequence() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        EXECUTE format(
+          'INSERT INTO %I.outbox_sequence AS s (tenant_id, entity_type, entity_id, last_sequence)
+           VALUES ($1, $2, $3, 1)
+           ON CONFLICT (tenant_id, entity_type, entity_id) DO UPDATE SET last_sequence = s.last_sequence + 1
+           RETURNING last_sequence', TG_TABLE_SCHEMA)
+          INTO NEW.sequence USING NEW.tenant_id, NEW.entity_type, NEW.entity_id;
+        RETURN NEW;
+      END $$`);
+    await q.query(
+      'CREATE TRIGGER outbox_assign_sequence BEFORE INSERT ON "outbox" FOR EACH ROW EXECUTE FUNCTION outbox_assign_sequence()',
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query('DROP TRIGGER IF EXISTS outbox_assign_sequence ON "outbox"');
+    await q.query('DROP FUNCTION IF EXISTS outbox_assign_sequence()');
+    await q.query('ALTER TABLE "outbox" DROP COLUMN "sequence"');
+    await q.query('DROP TABLE "outbox_sequence"');
+  }
+}
