@@ -15,7 +15,7 @@ import type {
   WithdrawRequest,
 } from './custody-models';
 import { idempotencyKeyFor } from './idempotency';
-import type { CustodyInput, CustodyResult, ItemOf } from './openapi-types';
+import type { CustodyResult, ItemOf } from './openapi-types';
 import { type CursorPage, PageIterator } from './pagination';
 import { type ApiResponse, fillPath, type RequestSpec, Transport, type TransportOptions } from './transport';
 
@@ -86,10 +86,8 @@ export function createCustodyClient(options: CustodyClientOptions) {
     },
 
     vaults: {
-      create: (
-        body: CustodyInput<'/vaults', 'post', { externalId: string; name: string }>,
-        o: CallOptions = {},
-      ) => call<CustodyResult<'/vaults', 'post', Vault>>({ method: 'POST', path: '/vaults', body, ...o }),
+      create: (body: { externalId: string; name: string }, o: CallOptions = {}) =>
+        call<CustodyResult<'/vaults', 'post', Vault>>({ method: 'POST', path: '/vaults', body, ...o }),
       get: (vaultId: string, o: CallOptions = {}) =>
         call<CustodyResult<'/vaults/{vaultId}', 'get', Vault>>({
           method: 'GET',
@@ -107,11 +105,7 @@ export function createCustodyClient(options: CustodyClientOptions) {
     },
 
     wallets: {
-      create: (
-        vaultId: string,
-        body: CustodyInput<'/vaults/{vaultId}/wallets', 'post', { assetId: string; label?: string }>,
-        o: CallOptions = {},
-      ) =>
+      create: (vaultId: string, body: { assetId: string; label?: string }, o: CallOptions = {}) =>
         call<CustodyResult<'/vaults/{vaultId}/wallets', 'post', Wallet>>({
           method: 'POST',
           path: path('/vaults/{vaultId}/wallets', { vaultId }),
@@ -140,10 +134,7 @@ export function createCustodyClient(options: CustodyClientOptions) {
 
     transactions: {
       /** Internal transfer. One idempotency key per call, reused by every retry of it. */
-      transfer: (
-        body: CustodyInput<'/transactions/transfer', 'post', TransferRequest>,
-        o: IdempotentCallOptions = {},
-      ) =>
+      transfer: (body: TransferRequest, o: IdempotentCallOptions = {}) =>
         call<CustodyResult<'/transactions/transfer', 'post', Transaction>>({
           method: 'POST',
           path: '/transactions/transfer',
@@ -152,10 +143,7 @@ export function createCustodyClient(options: CustodyClientOptions) {
           signal: o.signal,
         }),
       /** Withdrawal to an address-book destination. One idempotency key per call, reused by every retry. */
-      withdraw: (
-        body: CustodyInput<'/transactions/withdraw', 'post', WithdrawRequest>,
-        o: IdempotentCallOptions = {},
-      ) =>
+      withdraw: (body: WithdrawRequest, o: IdempotentCallOptions = {}) =>
         call<CustodyResult<'/transactions/withdraw', 'post', Transaction>>({
           method: 'POST',
           path: '/transactions/withdraw',
@@ -178,11 +166,7 @@ export function createCustodyClient(options: CustodyClientOptions) {
 
     addressBook: {
       create: (
-        body: CustodyInput<
-          '/address-book',
-          'post',
-          { assetId: string; address: string; tag?: string; label: string }
-        >,
+        body: { assetId: string; address: string; tag?: string; label: string },
         o: CallOptions = {},
       ) =>
         call<CustodyResult<'/address-book', 'post', AddressBookEntry>>({

@@ -1,9 +1,12 @@
 /**
  * Bridges the generated OpenAPI types (src/generated, made at build time from docs/openapi/*.json) to the
- * client's handwritten surface. Where a document describes a request or response precisely, the client uses
- * that type; where it does not (a preliminary document without schemas), it falls back to the handwritten
- * model in models.ts. So the client compiles against both kinds of document, and its method names never
- * depend on the document's operation ids.
+ * client's handwritten surface. Where a document describes a response precisely, the client returns that
+ * type; where it does not (a preliminary document without schemas), it falls back to the handwritten model
+ * in custody-models.ts / verification-models.ts. So the client compiles against both kinds of document, and
+ * its method names never depend on the document's operation ids. Request bodies use the handwritten input
+ * types (from the contracts), so a caller's code does not change when a document is regenerated (documents
+ * may, for instance, mark a server-defaulted field as required); `CustodyInput` and `VerificationInput` give
+ * the document's own request types to callers who want them.
  */
 import type { paths as CustodyPaths } from './generated/custody-api';
 import type { paths as VerificationPaths } from './generated/verification-api';

@@ -1,5 +1,5 @@
 import type { CatalogEntry, DeliveryDetail, DeliverySummary, WebhookConfiguration } from './custody-models';
-import type { VerificationInput, VerificationResult } from './openapi-types';
+import type { VerificationResult } from './openapi-types';
 import { type CursorPage, PageIterator } from './pagination';
 import { type ApiResponse, fillPath, type RequestSpec, Transport, type TransportOptions } from './transport';
 import type {
@@ -80,7 +80,7 @@ export function createVerificationClient(options: VerificationClientOptions) {
 
     applicants: {
       /** Idempotent on externalUserId (201 the first time, 200 with the same applicant after), so it is retried. */
-      create: (body: VerificationInput<'/v1/applicants', 'post', ApplicantCreate>, o: CallOptions = {}) =>
+      create: (body: ApplicantCreate, o: CallOptions = {}) =>
         call<VerificationResult<'/v1/applicants', 'post', Applicant>>({
           method: 'POST',
           path: '/v1/applicants',
