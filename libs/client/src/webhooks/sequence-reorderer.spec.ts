@@ -1,4 +1,5 @@
 import { type SequenceGap, SequenceReorderer } from './sequence-reorderer';
+import type { WebhookEnvelope } from './webhook-verification';
 
 interface Env {
   entityType: string;
@@ -130,5 +131,20 @@ describe('SequenceReorderer', () => {
       expect(out.filter((e) => e.entityId === id).map((e) => e.sequence)).toEqual(
         Array.from({ length: 50 }, (_, i) => i + 1),
       );
+  });
+});
+
+describe('SequenceReorderer with verified webhook envelopes', () => {
+  it('accepts the envelope type constructWebhookEvent returns', () => {
+    const r = new SequenceReorderer<WebhookEnvelope>();
+    const envelope: WebhookEnvelope = {
+      eventType: 'transaction.status.updated',
+      entityType: 'transaction',
+      entityId: 'tx-1',
+      timestamp: '2026-11-23T00:00:00.000Z',
+      data: { status: 'Completed' },
+      sequence: 1,
+    };
+    expect(r.push(envelope).released).toEqual([envelope]);
   });
 });
