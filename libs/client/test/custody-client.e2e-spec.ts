@@ -12,6 +12,7 @@ import {
   recordingLogger,
   recordingSleep,
   type Stack,
+  startCustodyReplica,
   startFaultProxy,
   startStack,
   until,
@@ -145,6 +146,35 @@ describe('custody client: back-off', () => {
     expect(logger.lines.filter((l) => l.details.status === 429)).toHaveLength(2);
     expect(JSON.stringify(logger.lines)).not.toContain(key.apiSecret);
   });
+
+  it("reads the real Retry-After of the app's own per-key limit (no proxy) and logs each 429", async () => {
+    const limitedUrl = await startCustodyReplica(stack, { CUSTODY_RATE_LIMIT_PER_KEY: '3' });
+    const tenant = await adminPost<{ id: string }>(stack.custodyUrl!, '/admin/tenants', { name: 'Limited' });
+    const limitedKey = await adminPost<{ apiKey: string; apiSecret: string }>(
+      stack.custodyUrl!,
+      `/admin/tenants/${tenant.id}/keys`,
+      { environment: 'test', scopes: ['assets:read'] },
+    );
+    const { delays, logger } = clientThroughProxy();
+    const client = createCustodyClient({
+      baseUrl: limitedUrl,
+      ...limitedKey,
+      sleep: async (ms) => void delays.push(ms),
+      logger,
+      retry: { maxAttempts: 2 },
+    });
+    for (let i = 0; i < 3; i++) await client.assets.list();
+    const err = (await client.assets.list().catch((e) => e)) as TesseraApiError;
+    expect(err).toBeInstanceOf(TesseraApiError);
+    expect(err.status).toBe(429);
+    expect(err.attempts).toBe(2);
+    // The app's Retry-After (integer seconds until the sliding window frees a slot) was slept, not a guess.
+    expect(delays).toHaveLength(1);
+    expect(delays[0] % 1000).toBe(0);
+    expect(delays[0]).toBeGreaterThanOrEqual(1000);
+    expect(delays[0]).toBeLessThanOrEqual(60_000);
+    expect(logger.lines.filter((l) => l.details.status === 429)).toHaveLength(2);
+  }, 60_000);
 
   it('without Retry-After backs off exponentially from 1 s, and gives up after 6 tries', async () => {
     const { client, delays, logger } = clientThroughProxy();

@@ -51,7 +51,13 @@ export async function startStack(which: 'custody' | 'verification'): Promise<Sta
   try {
     processes.push(await startDispatcherProcess({ ...env.env, WEBHOOK_CA_FILE: receiver.certFile }));
     if (which === 'custody') {
-      const vars = { ...env.env, CHAIN_SIM_STEP_DELAY_MS: '5', CHAIN_SIM_BLOCK_MS: '1' };
+      // The per-key limit is raised here (the suites poll); startCustodyReplica runs one with the real limit.
+      const vars = {
+        ...env.env,
+        CHAIN_SIM_STEP_DELAY_MS: '5',
+        CHAIN_SIM_BLOCK_MS: '1',
+        CUSTODY_RATE_LIMIT_PER_KEY: '100000',
+      };
       const api = await startServiceProcess('custody-api', join(APPS, 'custody-api/dist/main.js'), vars);
       processes.push(api);
       const workerPort = await freePort();
@@ -78,6 +84,16 @@ export async function startStack(which: 'custody' | 'verification'): Promise<Sta
     await stack.close();
     throw err;
   }
+}
+
+/** One more custody-api process on the stack's database and Redis, with its own settings (e.g. a tight rate limit). */
+export async function startCustodyReplica(stack: Stack, vars: Record<string, string>): Promise<string> {
+  const replica = await startServiceProcess('custody-api replica', join(APPS, 'custody-api/dist/main.js'), {
+    ...stack.env.env,
+    ...vars,
+  });
+  stack.processes.push(replica);
+  return `http://127.0.0.1:${replica.port}`;
 }
 
 /** The operator API of a running app (Bearer ADMIN_TOKEN). */
