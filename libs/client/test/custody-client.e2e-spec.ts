@@ -47,7 +47,7 @@ beforeAll(async () => {
     environment: 'test',
     scopes: SCOPES,
   });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await proxy?.close();
@@ -174,7 +174,7 @@ describe('custody client: back-off', () => {
     expect(delays[0]).toBeGreaterThanOrEqual(1000);
     expect(delays[0]).toBeLessThanOrEqual(60_000);
     expect(logger.lines.filter((l) => l.details.status === 429)).toHaveLength(2);
-  }, 60_000);
+  }, 180_000);
 
   it('without Retry-After backs off exponentially from 1 s, and gives up after 6 tries', async () => {
     const { client, delays, logger } = clientThroughProxy();

@@ -40,7 +40,7 @@ beforeAll(async () => {
     isDefault: true,
     steps: [{ kind: 'personal_information' }, { kind: 'identity_doc' }],
   });
-}, 120_000);
+}, 300_000);
 
 afterAll(async () => {
   await proxy?.close();
