@@ -166,6 +166,8 @@ export class Transport {
     let backoffs = 0;
 
     for (let attempt = 1; ; attempt++) {
+      // A caller that gave up during a back-off sleep gets its abort, not another try.
+      spec.signal?.throwIfAborted();
       const last = attempt >= this.retry.maxAttempts;
       const headers: Record<string, string> = {
         accept: 'application/json',
