@@ -395,6 +395,7 @@ export function buildCustodyApiDocument(extraRoutes: RouteSpec[] = []): Record<s
     notFound: 'NotFound',
     badRequest: 'BadRequest',
     badGateway: 'BadGateway',
+    scopes: { read: 'webhooks:read', write: 'webhooks:write' },
   });
   registerWebhookEvents(builder, 'custody', 'webhook-events');
   return builder.build();

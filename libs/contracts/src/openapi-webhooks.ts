@@ -75,6 +75,8 @@ export interface WebhookRouteOptions {
   notFound: string;
   badRequest: string;
   badGateway: string;
+  /** Scopes the calls need (custody: `webhooks:read` / `webhooks:write`), named in each description. */
+  scopes?: { read: string; write: string };
 }
 
 const json = (description: string, body: Parameters<typeof named>[1], name: string): ResponseSpec => ({
@@ -84,23 +86,32 @@ const json = (description: string, body: Parameters<typeof named>[1], name: stri
 
 /** The partner webhook endpoints (served by libs/webhook-api for both APIs). */
 export function registerWebhookRoutes(builder: OpenApiBuilder, o: WebhookRouteOptions): void {
-  const common = { tags: [o.tag], security: o.security };
+  const base = { tags: [o.tag], security: o.security };
+  const scoped = (access: 'read' | 'write', description?: string) => {
+    const scope = o.scopes ? `Scope: \`${o.scopes[access]}\`.` : undefined;
+    const text = [description, scope].filter(Boolean).join(' ');
+    return text ? { description: text } : {};
+  };
+  const read = { ...base, ...scoped('read') };
+  const write = { ...base, ...scoped('write') };
   const id = z.object({ id: z.string().describe('Delivery id') });
   const config = json('The webhook configuration', webhookConfiguration, 'WebhookConfiguration');
   builder
     .route({
-      ...common,
+      ...base,
+      ...scoped(
+        'write',
+        'The first configuration and every URL change generate a new signingSecret, returned only in that answer; the same URL again answers signingSecret null. The URL must be https on a public host.',
+      ),
       method: 'put',
       path: o.config,
       operationId: `${o.operationPrefix}PutWebhookEndpoint`,
       summary: 'Configure the webhook endpoint',
-      description:
-        'The first configuration and every URL change generate a new signingSecret, returned only in that answer; the same URL again answers signingSecret null. The URL must be https on a public host.',
       body: { schema: named('WebhookEndpointPut', putEndpointBody) },
       responses: { 200: config, 400: o.badRequest, ...o.errors, 502: o.badGateway },
     })
     .route({
-      ...common,
+      ...read,
       method: 'get',
       path: o.config,
       operationId: `${o.operationPrefix}GetWebhookEndpoint`,
@@ -108,7 +119,7 @@ export function registerWebhookRoutes(builder: OpenApiBuilder, o: WebhookRouteOp
       responses: { 200: config, ...o.errors, 502: o.badGateway },
     })
     .route({
-      ...common,
+      ...write,
       method: 'post',
       path: `${o.config}/test`,
       operationId: `${o.operationPrefix}SendTestWebhook`,
@@ -121,7 +132,7 @@ export function registerWebhookRoutes(builder: OpenApiBuilder, o: WebhookRouteOp
       },
     })
     .route({
-      ...common,
+      ...read,
       method: 'get',
       path: `${o.base}/events/catalog`,
       operationId: `${o.operationPrefix}WebhookEventCatalog`,
@@ -133,7 +144,7 @@ export function registerWebhookRoutes(builder: OpenApiBuilder, o: WebhookRouteOp
       },
     })
     .route({
-      ...common,
+      ...read,
       method: 'get',
       path: `${o.base}/deliveries`,
       operationId: `${o.operationPrefix}ListWebhookDeliveries`,
@@ -147,7 +158,7 @@ export function registerWebhookRoutes(builder: OpenApiBuilder, o: WebhookRouteOp
       },
     })
     .route({
-      ...common,
+      ...read,
       method: 'get',
       path: `${o.base}/deliveries/{id}`,
       operationId: `${o.operationPrefix}GetWebhookDelivery`,
@@ -161,7 +172,7 @@ export function registerWebhookRoutes(builder: OpenApiBuilder, o: WebhookRouteOp
       },
     })
     .route({
-      ...common,
+      ...write,
       method: 'post',
       path: `${o.base}/deliveries/{id}/retry`,
       operationId: `${o.operationPrefix}RetryWebhookDelivery`,

@@ -94,6 +94,9 @@ const uboPath = applicantPath.extend({
     .describe("Zero-based position in the company's ubos[]; never reused (a removed row keeps its index)"),
 });
 const productPath = z.object({ productId: z.string().uuid() });
+const resourcePath = applicantPath.extend({
+  resourceId: z.string().describe('{enrollmentIdHex32}.{slotCode}.{hmac16}'),
+});
 const sessionQuery = z.object({
   verificationLevelName: z.string().describe('The level to verify against'),
   ...presentationParamsSchema.shape,
@@ -400,9 +403,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
       'Streamed. Content-Type is the sniffed MIME; Content-Length, Accept-Ranges: bytes and ETag (the sha256) are sent, and HEAD answers the same headers. One `Range: bytes=a-b` gives 206 with Content-Range; an unsatisfiable range gives 416. A forged id, or one of another applicant or product, gives 404.',
     tags: ['resources'],
     params: {
-      path: applicantPath.extend({
-        resourceId: z.string().describe('{enrollmentIdHex32}.{slotCode}.{hmac16}'),
-      }),
+      path: resourcePath,
       header: z.object({ Range: z.string().optional().describe('One range, e.g. bytes=0-1048575') }),
     },
     responses: {
@@ -415,6 +416,20 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
         content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
       },
       416: { description: 'Range not satisfiable (Content-Range: bytes */size)' },
+      ...APPLICANT,
+    },
+  }),
+  partner({
+    method: 'head',
+    path: '/v1/applicants/{externalUserId}/resources/{resourceId}',
+    operationId: 'headResource',
+    summary: 'Size and MIME probe of a resource (the headers of GET, no body)',
+    tags: ['resources'],
+    params: { path: resourcePath },
+    responses: {
+      200: {
+        description: 'Content-Type (the sniffed MIME), Content-Length, Accept-Ranges and ETag, no body',
+      },
       ...APPLICANT,
     },
   }),
