@@ -209,25 +209,6 @@ describe('signed requests', () => {
   });
 });
 
-describe('OpenAPI', () => {
-  it('serves the UI at /swagger and the document at /swagger/json', async () => {
-    const page = await http().get('/swagger').expect(200);
-    expect(page.headers['content-type']).toMatch(/text\/html/);
-    const doc = await http().get('/swagger/json').expect(200);
-    expect(doc.body.openapi).toMatch(/^3\./);
-    expect(Object.keys(doc.body.paths)).toEqual(
-      expect.arrayContaining([
-        '/vaults',
-        '/transactions/withdraw',
-        '/transactions/transfer',
-        '/address-book',
-      ]),
-    );
-    expect(Object.keys(doc.body.paths).some((p) => p.startsWith('/admin'))).toBe(false);
-    await http().get('/swagger/swagger-ui-bundle.js').expect(200);
-  });
-});
-
 describe('operator API off', () => {
   it('answers 404 when ADMIN_TOKEN is unset', async () => {
     const off = await startHarness({ ADMIN_TOKEN: '' }, { worker: false });

@@ -343,3 +343,51 @@ export function parsePresentation(input: Record<string, unknown>): PresentationP
   }
   return out;
 }
+
+/** Query of POST .../verification-sessions and .../verifications beyond the presentation parameters. */
+export const sessionQuerySchema = z.object({ ttlDays: ttlDaysSchema });
+
+/** Body of POST /admin/v1/products. */
+export const productCreateSchema = z.object({
+  name: z.string({ error: 'name is required' }).trim().min(1).max(200),
+});
+
+/** Body of POST /admin/v1/products/{productId}/keys. */
+export const keyCreateSchema = z.object({
+  environment: z.enum(['production', 'sandbox'], { error: 'environment must be production or sandbox' }),
+});
+
+/** Operator actions on an applicant (docs/decisions/0132). */
+export const APPLICANT_ACTIONS = ['reset', 'deactivate', 'activate', 'blocklist', 'unblock'] as const;
+export type ApplicantAction = (typeof APPLICANT_ACTIONS)[number];
+
+/** Body of POST /admin/v1/products/{productId}/applicants/{externalUserId}/{action}. */
+export const applicantActionSchema = z
+  .object({ reason: z.string().trim().min(1).max(2000).optional() })
+  .strict();
+
+/**
+ * The presentation parameters as the document shows them. `parsePresentation` reads them and drops an invalid
+ * value silently instead of refusing the request, so every field is a plain optional string here.
+ */
+export const presentationParamsSchema = z.object({
+  lang: z.string().optional().describe('ISO-639 code pinning the SDK language; an invalid value is dropped'),
+  theme: z
+    .enum(['light', 'dark', 'system'])
+    .optional()
+    .describe('Pins the theme (default system); another value is dropped'),
+  returnUrl: z
+    .string()
+    .optional()
+    .describe('Absolute http(s) URL: redirect on either outcome; anything else is dropped silently'),
+  successUrl: z
+    .string()
+    .optional()
+    .describe('Absolute http(s) URL: redirect on terminal success; takes precedence over returnUrl'),
+  errorUrl: z
+    .string()
+    .optional()
+    .describe(
+      'Absolute http(s) URL: redirect on terminal error or final reject; takes precedence over returnUrl',
+    ),
+});

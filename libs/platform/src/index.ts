@@ -24,3 +24,4 @@ export * from './ttl-cache';
 export * from './cache-invalidation';
 export * from './input-edge';
 export * from './route-table';
+export * from './openapi-docs.controller';

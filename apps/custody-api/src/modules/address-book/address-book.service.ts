@@ -1,20 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { createAddressBookEntrySchema, listAddressBookSchema } from '@tessera/contracts';
 import { badRequest, notFound } from '@tessera/platform';
-import { z } from 'zod';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
 import { AssetsService } from '../assets/assets.service';
 import { normalizeExternalAddress } from '../chain/addresses';
 import { type AddressBookRow, AddressBookRepository } from './address-book.repository';
-
-export const createEntrySchema = z.object({
-  assetId: z.string().uuid(),
-  address: z.string().trim().min(1).max(200),
-  tag: z.string().trim().min(1).max(20).optional(),
-  label: z.string().trim().min(1).max(200),
-});
-
-const listSchema = z.object({ assetId: z.string().uuid().optional() });
 
 const entryDto = (row: AddressBookRow) => ({
   id: row.id,
@@ -43,7 +34,7 @@ export class AddressBookService {
   }
 
   async create(caller: Caller, input: unknown) {
-    const body = createEntrySchema.parse(input ?? {});
+    const body = createAddressBookEntrySchema.parse(input ?? {});
     const asset = await this.assets.find(body.assetId);
     if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
@@ -67,7 +58,7 @@ export class AddressBookService {
   }
 
   async list(caller: Caller, query: unknown) {
-    const { assetId } = listSchema.parse(query ?? {});
+    const { assetId } = listAddressBookSchema.parse(query ?? {});
     return { items: (await this.repository.list(caller, assetId)).map(entryDto) };
   }
 

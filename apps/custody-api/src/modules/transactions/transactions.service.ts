@@ -1,8 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { CUSTODY_TRANSACTION_STATUSES } from '@tessera/contracts';
+import {
+  IDEMPOTENCY_KEY_PATTERN,
+  listTransactionsSchema,
+  sandboxDepositSchema,
+  transferSchema,
+  withdrawSchema,
+} from '@tessera/contracts';
 import { badRequest, forbidden, notFound } from '@tessera/platform';
 import { createHash, randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import { parseAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
@@ -28,48 +33,6 @@ import {
 } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
 
-// Not trimmed: parseAmount refuses surrounding whitespace rather than reading past it (issue 15).
-const amountField = z.string().min(1).max(100);
-const noteField = z.string().max(1000).optional();
-
-export const transferSchema = z.object({
-  sourceWalletId: z.string().uuid(),
-  destinationWalletId: z.string().uuid(),
-  amount: amountField,
-  note: noteField,
-});
-
-export const withdrawSchema = z.object({
-  sourceWalletId: z.string().uuid(),
-  destinationAddress: z.string().trim().min(1).max(200),
-  destinationTag: z.string().trim().min(1).max(20).optional(),
-  amount: amountField,
-  note: noteField,
-});
-
-export const depositSchema = z.object({
-  walletId: z.string().uuid(),
-  amount: amountField,
-  sourceAddress: z.string().trim().min(1).max(200).optional(),
-});
-
-export const listSchema = z.object({
-  take: z.coerce
-    .number()
-    .int()
-    .min(1, 'take must be at least 1')
-    .max(200, 'take must be at most 200')
-    .default(20),
-  cursor: z.string().optional(),
-  type: z.enum(['Deposit', 'Withdrawal', 'InternalTransfer']).optional(),
-  status: z.enum(CUSTODY_TRANSACTION_STATUSES).optional(),
-  vaultId: z.string().uuid().optional(),
-  walletId: z.string().uuid().optional(),
-  since: z.string().datetime({ offset: true }).optional(),
-});
-
-const IDEMPOTENCY_KEY = /^[A-Za-z0-9_-]{1,64}$/;
-
 type TransactionResponse = ReturnType<typeof transactionDto>;
 
 @Injectable()
@@ -90,7 +53,7 @@ export class TransactionsService {
         'Idempotency-Key': ['Required on this endpoint'],
       });
     }
-    if (!IDEMPOTENCY_KEY.test(key)) {
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
       throw badRequest('Idempotency-Key must be 1 to 64 characters of A-Za-z0-9_-', {
         'Idempotency-Key': ['Up to 64 characters from A-Za-z0-9_-'],
       });
@@ -281,7 +244,7 @@ export class TransactionsService {
   /** Sandbox only: an inbound deposit injected into the simulator chain. */
   async deposit(caller: Caller, input: unknown) {
     if (caller.environment !== 'sandbox') throw forbidden('Sandbox deposits need a test key');
-    const body = depositSchema.parse(input ?? {});
+    const body = sandboxDepositSchema.parse(input ?? {});
     const wallet = await this.bodyWallet(caller, body.walletId, 'walletId');
     const asset = (await this.assets.find(wallet.assetId))!;
     const units = this.units(asset, body.amount);
@@ -352,7 +315,7 @@ export class TransactionsService {
   }
 
   async list(caller: Caller, query: unknown) {
-    const q = listSchema.parse(query ?? {});
+    const q = listTransactionsSchema.parse(query ?? {});
     const rows = await this.repository.list(caller, {
       take: q.take + 1,
       after: q.cursor ? decodeCursor(q.cursor) : undefined,

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { createVaultSchema, createWalletSchema, listVaultsSchema } from '@tessera/contracts';
 import { conflict, notFound, TtlCache } from '@tessera/platform';
 import { z } from 'zod';
 import { formatAmount } from '../../common/amounts';
@@ -8,22 +9,6 @@ import { AssetsService } from '../assets/assets.service';
 import { deriveDepositAddress } from '../chain/addresses';
 import { TenantsService } from '../tenants/tenants.service';
 import { type VaultRow, VaultsRepository, type WalletView } from './vaults.repository';
-
-export const createVaultSchema = z.object({
-  externalId: z.string().trim().min(1).max(200),
-  name: z.string().trim().min(1).max(200),
-});
-
-export const createWalletSchema = z.object({
-  /** The asset's id, or its symbol (`ETH`). */
-  assetId: z.string().trim().min(1).max(64),
-  label: z.string().max(200).optional(),
-});
-
-export const listVaultsSchema = z.object({
-  take: z.coerce.number().int().min(1).max(200).default(20),
-  cursor: z.string().optional(),
-});
 
 export const walletDto = (w: WalletView) => ({
   walletId: w.id,

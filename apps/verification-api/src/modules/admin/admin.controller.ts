@@ -1,19 +1,21 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards } from '@nestjs/common';
-import { levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
+import {
+  APPLICANT_ACTIONS,
+  applicantActionSchema,
+  keyCreateSchema,
+  levelCreateSchema,
+  levelPatchSchema,
+  productCreateSchema,
+  stepReviewSchema,
+} from '@tessera/contracts';
 import { z } from 'zod';
 import { AdminAuthGuard } from '../auth/admin-auth.guard';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
 import { QuestionnairesService } from '../questionnaires/questionnaires.service';
-import { APPLICANT_ACTIONS } from '../reviews/reviews.repository';
 import { ReviewsService } from '../reviews/reviews.service';
 
-const productBody = z.object({ name: z.string({ error: 'name is required' }).trim().min(1).max(200) });
-const keyBody = z.object({
-  environment: z.enum(['production', 'sandbox'], { error: 'environment must be production or sandbox' }),
-});
 const uuid = z.uuid({ error: 'productId must be a UUID' });
-const actionBody = z.object({ reason: z.string().trim().min(1).max(2000).optional() }).strict();
 const action = z.enum(APPLICANT_ACTIONS, { error: `action must be one of ${APPLICANT_ACTIONS.join(', ')}` });
 
 /** Operator API (DECISIONS "Operating interface"): products, keys, levels and step review decisions. */
@@ -29,12 +31,12 @@ export class AdminController {
 
   @Post('products')
   createProduct(@Body() body: unknown) {
-    return this.products.createProduct(productBody.parse(body ?? {}).name);
+    return this.products.createProduct(productCreateSchema.parse(body ?? {}).name);
   }
 
   @Post('products/:productId/keys')
   createKey(@Param('productId') productId: string, @Body() body: unknown) {
-    return this.products.issueKey(uuid.parse(productId), keyBody.parse(body ?? {}).environment);
+    return this.products.issueKey(uuid.parse(productId), keyCreateSchema.parse(body ?? {}).environment);
   }
 
   @Post('keys/:apiKey/deactivate')
@@ -95,7 +97,7 @@ export class AdminController {
       productId,
       externalUserId,
       action.parse(name),
-      actionBody.parse(body ?? {}).reason,
+      applicantActionSchema.parse(body ?? {}).reason,
     );
   }
 }

@@ -1,5 +1,18 @@
 import { Module } from '@nestjs/common';
-import { DocsController } from './docs.controller';
+import { buildVerificationApiDocument } from '@tessera/contracts';
+import { openApiDocsController } from '@tessera/platform';
 
-@Module({ controllers: [DocsController] })
+/**
+ * The OpenAPI document (GET /docs/openapi.json, the same bytes as docs/openapi/verification-api.json) and its
+ * rendered reference (GET /docs). Public. docs/openapi.md.
+ */
+@Module({
+  controllers: [
+    openApiDocsController({
+      path: 'docs',
+      title: 'Tessera verification API',
+      document: () => buildVerificationApiDocument(),
+    }),
+  ],
+})
 export class DocsModule {}

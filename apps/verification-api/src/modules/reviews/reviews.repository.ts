@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { type StepReviewInput, VERIFICATION_EVENTS } from '@tessera/contracts';
+import {
+  APPLICANT_ACTIONS,
+  type ApplicantAction,
+  type StepReviewInput,
+  VERIFICATION_EVENTS,
+} from '@tessera/contracts';
 import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import { toStepResults } from '../applicants/step-results';
@@ -46,8 +51,7 @@ export type StepDecisionResult =
 const TERMINAL_STATUSES = ['approved', 'rejected'];
 const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
 
-export const APPLICANT_ACTIONS = ['reset', 'deactivate', 'activate', 'blocklist', 'unblock'] as const;
-export type ApplicantAction = (typeof APPLICANT_ACTIONS)[number];
+export { APPLICANT_ACTIONS, type ApplicantAction };
 
 /** The partner-visible review event of each operator action. */
 const ACTION_HISTORY_EVENTS: Record<ApplicantAction, string> = {

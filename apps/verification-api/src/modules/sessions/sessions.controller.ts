@@ -1,13 +1,10 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
-import { parsePresentation, ttlDaysSchema } from '@tessera/contracts';
+import { parsePresentation, sessionQuerySchema } from '@tessera/contracts';
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
 import { RateLimitService } from '../auth/rate-limit.service';
 import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
 import type { PartnerContext } from '../products/products.service';
 import { SessionsService } from './sessions.service';
-
-const sessionQuery = z.object({ ttlDays: ttlDaysSchema });
 
 @Controller('v1/applicants/:externalUserId')
 @UseGuards(PartnerAuthGuard)
@@ -21,7 +18,7 @@ export class SessionsController {
     @Param('externalUserId') id: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { ttlDays } = sessionQuery.parse(query);
+    const { ttlDays } = sessionQuerySchema.parse(query);
     const level = typeof query.verificationLevelName === 'string' ? query.verificationLevelName : undefined;
     return this.sessions.forLevel(partner, id, level, parsePresentation(query), ttlDays);
   }
@@ -33,7 +30,7 @@ export class SessionsController {
     @Param('externalUserId') id: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { ttlDays } = sessionQuery.parse(query);
+    const { ttlDays } = sessionQuerySchema.parse(query);
     return this.sessions.forCurrentLevel(partner, id, parsePresentation(query), ttlDays);
   }
 }

@@ -10,7 +10,7 @@ import {
   parseUboIndex,
   uboCreateSchema,
   uboPatchSchema,
-} from './ubo-schemas';
+} from '@tessera/contracts';
 import { type LinkOptions, UbosService } from './ubos.service';
 
 const jsonObject = (body: unknown): Record<string, unknown> => {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { VERIFICATION_EVENTS } from '@tessera/contracts';
 import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { DeclarationsInput, UboCreateInput, UboPatchInput } from './ubo-schemas';
+import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/contracts';
 
 export interface UboRow {
   id: string;

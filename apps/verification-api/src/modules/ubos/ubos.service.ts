@@ -10,7 +10,7 @@ import type { LevelEntity } from '../levels/entities/level.entity';
 import { enabledFields, LevelsService } from '../levels/levels.service';
 import type { PartnerContext } from '../products/products.service';
 import { assertCanVerify, SessionsService } from '../sessions/sessions.service';
-import type { DeclarationsInput, UboCreateInput, UboPatchInput } from './ubo-schemas';
+import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/contracts';
 import { type SpawnedChild, type UboRow, UbosRepository } from './ubos.repository';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);

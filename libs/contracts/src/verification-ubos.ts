@@ -1,4 +1,4 @@
-import { ttlDaysSchema } from '@tessera/contracts';
+import { presentationParamsSchema, ttlDaysSchema } from './verification';
 import { z } from 'zod';
 
 /** Roles a UBO row may hold; each is a bucket of company-structure `counts`. */
@@ -61,3 +61,6 @@ export const linkBodySchema = z.object({
 /** A path's uboIndex: a non-negative integer, else the row does not exist (404). */
 export const parseUboIndex = (raw: string): number | undefined =>
   /^\d{1,9}$/.test(raw) ? Number(raw) : undefined;
+
+/** The whole spawn-kyc / regenerate-link body as documented: linkBodySchema plus the presentation fields. */
+export const linkRequestSchema = linkBodySchema.extend(presentationParamsSchema.shape);
