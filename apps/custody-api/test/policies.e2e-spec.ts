@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
 import { StuckTransactionSweeper } from '../src/modules/transactions/stuck-transaction-sweeper';
@@ -160,6 +165,46 @@ describe('policy management', () => {
     await operator().get(`/admin/tenants/${tenantId}/policies/staging`).expect(404);
     // A second PUT is a new version.
     expect((await setPolicy({}).expect(200)).body.version).toBe(version + 1);
+  });
+});
+
+describe('policy management from the CLI', () => {
+  it('set-policies reads a JSON file and policies prints it; a bad policy exits 1 with the errors', async () => {
+    const cli = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [join(__dirname, '../dist/cli.js'), ...args], {
+        env: { ...process.env, ...h.env.env, LOG_LEVEL: 'error' },
+      });
+    const file = join(tmpdir(), `policy-${process.pid}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({ maxAmount: [{ asset: 'ETH', amount: '12.5' }], addressCooldownSeconds: 60 }),
+    );
+    const set = JSON.parse((await cli('set-policies', tenantId, 'test', file)).stdout);
+    expect(set).toMatchObject({
+      environment: 'test',
+      maxAmount: [{ assetId: ASSETS.ETH, assetSymbol: 'ETH', amount: '12.5' }],
+      addressCooldownSeconds: 60,
+    });
+    expect(JSON.parse((await cli('policies', tenantId, 'test')).stdout)).toEqual(set);
+    expect((await api.get('/policies').expect(200)).body).toEqual(set);
+    writeFileSync(file, JSON.stringify({ maxAmount: [{ asset: 'ETH', amount: '-1' }] }));
+    const failure = await cli('set-policies', tenantId, 'test', file).catch(
+      (e: { stdout: string; code: number }) => e,
+    );
+    expect((failure as { code: number }).code).toBe(1);
+    expect(JSON.parse((failure as { stdout: string }).stdout)).toMatchObject({
+      status: 400,
+      errors: { 'maxAmount.0.amount': [expect.any(String)] },
+    });
+  }, 120_000);
+
+  it('the scope preset "all" includes withdrawals:approve and policies:read', async () => {
+    const res = await request(h.api.getHttpServer())
+      .post(`/admin/tenants/${tenantId}/keys`)
+      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+      .send({ environment: 'live', scopes: 'all' })
+      .expect(201);
+    expect(res.body.scopes).toEqual(expect.arrayContaining(['withdrawals:approve', 'policies:read']));
   });
 });
 
