@@ -431,6 +431,64 @@ describe('approvals', () => {
     await approvers[2]!.post(`/transactions/${id}/reject`, {}).expect(409);
   });
 
+  it('votes racing each other count once each: the quorum is reached exactly once; a replay answers the pending body', async () => {
+    await threshold();
+    const w = await fundedWallet(api, ASSETS.BTC, '3');
+    const key = newIdempotencyKey();
+    const created = (await withdraw(w.walletId, '1', BOOK, key).expect(201)).body;
+    const id = created.transactionId as string;
+    // The stored Idempotency-Key response carries the approval request too.
+    expect((await withdraw(w.walletId, '1', BOOK, key).expect(201)).body).toEqual(created);
+    const votes = await Promise.all([
+      approvers[0]!.post(`/transactions/${id}/approve`, {}),
+      approvers[1]!.post(`/transactions/${id}/approve`, {}),
+      approvers[2]!.post(`/transactions/${id}/approve`, {}),
+      approvers[0]!.post(`/transactions/${id}/approve`, {}),
+    ]);
+    // Two approvals reach the quorum; a vote landing after it is 409 (or 200 for a repeat of a counted one).
+    expect(votes.map((v) => v.status).filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+    for (const v of votes) expect([200, 409]).toContain(v.status);
+    await waitFor(
+      () => status(id),
+      (s) => s === 'Completed',
+    );
+    const [counts] = await sql<{ quorum: number; approvals: number }>(
+      h,
+      `SELECT count(*) FILTER (WHERE kind = 'quorum')::int AS quorum,
+              count(*) FILTER (WHERE kind = 'approval')::int AS approvals
+       FROM policy_decisions WHERE transaction_id = $1`,
+      [id],
+    );
+    expect(counts!.quorum).toBe(1);
+    expect([2, 3]).toContain(counts!.approvals);
+    const [posts] = await sql<{ n: number }>(
+      h,
+      `SELECT count(*)::int AS n FROM ledger_entries WHERE transaction_id = $1 AND kind = 'post'`,
+      [id],
+    );
+    expect(posts!.n).toBe(1);
+  });
+
+  it('an approved withdrawal whose start job was lost is re-driven by the stuck-transaction sweeper', async () => {
+    await threshold();
+    const w = await fundedWallet(api, ASSETS.BTC, '2');
+    const id = (await withdraw(w.walletId, '1').expect(201)).body.transactionId as string;
+    await new Promise((r) => setTimeout(r, 300));
+    // A quorum committed whose enqueue never happened (a crash between commit and enqueue).
+    await sql(
+      h,
+      `UPDATE withdrawal_approvals SET status = 'approved', decided_at = now() WHERE transaction_id = $1`,
+      [id],
+    );
+    expect(await status(id)).toBe('Submitted');
+    const sweep = await h.worker!.get(StuckTransactionSweeper).sweep(1);
+    expect(sweep).toMatchObject({ found: 1, requeued: 1 });
+    await waitFor(
+      () => status(id),
+      (s) => s === 'Completed',
+    );
+  });
+
   it('a rejection cancels it with the reason, releases the hold and emits the status event', async () => {
     await threshold();
     const w = await fundedWallet(api, ASSETS.BTC, '3');
