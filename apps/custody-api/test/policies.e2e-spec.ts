@@ -1,3 +1,8 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
 import { StuckTransactionSweeper } from '../src/modules/transactions/stuck-transaction-sweeper';
@@ -160,6 +165,46 @@ describe('policy management', () => {
     await operator().get(`/admin/tenants/${tenantId}/policies/staging`).expect(404);
     // A second PUT is a new version.
     expect((await setPolicy({}).expect(200)).body.version).toBe(version + 1);
+  });
+});
+
+describe('policy management from the CLI', () => {
+  it('set-policies reads a JSON file and policies prints it; a bad policy exits 1 with the errors', async () => {
+    const cli = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [join(__dirname, '../dist/cli.js'), ...args], {
+        env: { ...process.env, ...h.env.env, LOG_LEVEL: 'error' },
+      });
+    const file = join(tmpdir(), `policy-${process.pid}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({ maxAmount: [{ asset: 'ETH', amount: '12.5' }], addressCooldownSeconds: 60 }),
+    );
+    const set = JSON.parse((await cli('set-policies', tenantId, 'test', file)).stdout);
+    expect(set).toMatchObject({
+      environment: 'test',
+      maxAmount: [{ assetId: ASSETS.ETH, assetSymbol: 'ETH', amount: '12.5' }],
+      addressCooldownSeconds: 60,
+    });
+    expect(JSON.parse((await cli('policies', tenantId, 'test')).stdout)).toEqual(set);
+    expect((await api.get('/policies').expect(200)).body).toEqual(set);
+    writeFileSync(file, JSON.stringify({ maxAmount: [{ asset: 'ETH', amount: '-1' }] }));
+    const failure = await cli('set-policies', tenantId, 'test', file).catch(
+      (e: { stdout: string; code: number }) => e,
+    );
+    expect((failure as { code: number }).code).toBe(1);
+    expect(JSON.parse((failure as { stdout: string }).stdout)).toMatchObject({
+      status: 400,
+      errors: { 'maxAmount.0.amount': [expect.any(String)] },
+    });
+  }, 120_000);
+
+  it('the scope preset "all" includes withdrawals:approve and policies:read', async () => {
+    const res = await request(h.api.getHttpServer())
+      .post(`/admin/tenants/${tenantId}/keys`)
+      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+      .send({ environment: 'live', scopes: 'all' })
+      .expect(201);
+    expect(res.body.scopes).toEqual(expect.arrayContaining(['withdrawals:approve', 'policies:read']));
   });
 });
 
@@ -384,6 +429,64 @@ describe('approvals', () => {
     });
     // Once approved, a late vote is refused.
     await approvers[2]!.post(`/transactions/${id}/reject`, {}).expect(409);
+  });
+
+  it('votes racing each other count once each: the quorum is reached exactly once; a replay answers the pending body', async () => {
+    await threshold();
+    const w = await fundedWallet(api, ASSETS.BTC, '3');
+    const key = newIdempotencyKey();
+    const created = (await withdraw(w.walletId, '1', BOOK, key).expect(201)).body;
+    const id = created.transactionId as string;
+    // The stored Idempotency-Key response carries the approval request too.
+    expect((await withdraw(w.walletId, '1', BOOK, key).expect(201)).body).toEqual(created);
+    const votes = await Promise.all([
+      approvers[0]!.post(`/transactions/${id}/approve`, {}),
+      approvers[1]!.post(`/transactions/${id}/approve`, {}),
+      approvers[2]!.post(`/transactions/${id}/approve`, {}),
+      approvers[0]!.post(`/transactions/${id}/approve`, {}),
+    ]);
+    // Two approvals reach the quorum; a vote landing after it is 409 (or 200 for a repeat of a counted one).
+    expect(votes.map((v) => v.status).filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+    for (const v of votes) expect([200, 409]).toContain(v.status);
+    await waitFor(
+      () => status(id),
+      (s) => s === 'Completed',
+    );
+    const [counts] = await sql<{ quorum: number; approvals: number }>(
+      h,
+      `SELECT count(*) FILTER (WHERE kind = 'quorum')::int AS quorum,
+              count(*) FILTER (WHERE kind = 'approval')::int AS approvals
+       FROM policy_decisions WHERE transaction_id = $1`,
+      [id],
+    );
+    expect(counts!.quorum).toBe(1);
+    expect([2, 3]).toContain(counts!.approvals);
+    const [posts] = await sql<{ n: number }>(
+      h,
+      `SELECT count(*)::int AS n FROM ledger_entries WHERE transaction_id = $1 AND kind = 'post'`,
+      [id],
+    );
+    expect(posts!.n).toBe(1);
+  });
+
+  it('an approved withdrawal whose start job was lost is re-driven by the stuck-transaction sweeper', async () => {
+    await threshold();
+    const w = await fundedWallet(api, ASSETS.BTC, '2');
+    const id = (await withdraw(w.walletId, '1').expect(201)).body.transactionId as string;
+    await new Promise((r) => setTimeout(r, 300));
+    // A quorum committed whose enqueue never happened (a crash between commit and enqueue).
+    await sql(
+      h,
+      `UPDATE withdrawal_approvals SET status = 'approved', decided_at = now() WHERE transaction_id = $1`,
+      [id],
+    );
+    expect(await status(id)).toBe('Submitted');
+    const sweep = await h.worker!.get(StuckTransactionSweeper).sweep(1);
+    expect(sweep).toMatchObject({ found: 1, requeued: 1 });
+    await waitFor(
+      () => status(id),
+      (s) => s === 'Completed',
+    );
   });
 
   it('a rejection cancels it with the reason, releases the hold and emits the status event', async () => {
