@@ -5,6 +5,8 @@ import {
   TesseraApiError,
   verifyWebhook,
   constructWebhookEvent,
+  SequenceReorderer,
+  type WebhookEnvelope,
 } from '../src';
 import {
   adminPost,
@@ -350,5 +352,28 @@ describe('custody client: webhooks', () => {
 
     const listed = await client.webhooks.deliveries.list({ pageSize: 1 }).toArray(3);
     expect(listed.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('puts the real deliveries of one transaction back in sequence order, whatever order they arrive in', async () => {
+    const { client } = clientThroughProxy();
+    await client.webhooks.configure({ url: stack.receiver.url });
+    const { vaultId } = await fundedWallets(client, '0.25');
+    const parsed = () =>
+      stack.receiver.deliveries
+        .map((d) => JSON.parse(d.body) as WebhookEnvelope)
+        .filter((e) => e.entityType === 'transaction' && JSON.stringify(e.data).includes(vaultId));
+    // The deposit moves Submitted → … → Completed: created plus one status.updated per step.
+    const events = await until(parsed, (list) => list.some((e) => e.data.status === 'Completed'));
+    const ids = new Set(events.map((e) => e.entityId));
+    expect(ids.size).toBe(1);
+    expect(events.every((e) => Number.isInteger(e.sequence))).toBe(true);
+
+    const released: WebhookEnvelope[] = [];
+    const reorderer = new SequenceReorderer<WebhookEnvelope>({ onRelease: (e) => released.push(e) });
+    for (const e of [...events].reverse()) reorderer.push(e);
+    reorderer.push(events[0]);
+    expect(released.map((e) => e.sequence)).toEqual(events.map((_, i) => i + 1));
+    expect(released[0].eventType).toBe('transaction.created');
+    expect(released.at(-1)?.data.status).toBe('Completed');
   });
 });

@@ -113,7 +113,7 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
   return schemes.length > 0 ? { ok: true, schemes } : { ok: false, reason: 'no signature header' };
 }
 
-/** The envelope every delivery carries (plus `sequence` once the ordered-webhooks work lands). */
+/** The envelope every delivery carries, `sequence` included (decision 0225; absent only from older servers). */
 export interface WebhookEnvelope<D = Record<string, unknown>> {
   eventType: string;
   entityType: string;
