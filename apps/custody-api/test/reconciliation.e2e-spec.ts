@@ -1,7 +1,10 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { reconciliationRun } from '@tessera/contracts';
-import { TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { bootApp, LogCapture, TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
+import { loadEnv } from '../src/config/env';
+import { DIFFERENCE_ALERT } from '../src/modules/reconciliation/reconciliation.service';
+import { WorkerModule } from '../src/worker.module';
 import { startHardhat, type HardhatNode } from './hardhat';
 import {
   ASSETS,
@@ -29,10 +32,11 @@ const THRESHOLD = 3;
 let node: HardhatNode;
 let h: Harness;
 let worker: NestFastifyApplication | undefined;
+let chainVars: Record<string, string>;
 
 beforeAll(async () => {
   node = await startHardhat();
-  const chainVars = {
+  chainVars = {
     CHAIN_EVM_RPC_URL: node.url,
     CHAIN_EVM_CHAIN_ID: '31337',
     CHAIN_EVM_USDT_CONTRACT: node.usdt,
@@ -228,4 +232,55 @@ describe('reconciliation', () => {
     await operator().get('/admin/reconciliations/not-a-uuid').expect(404);
     await operator().get('/admin/reconciliations?take=500').expect(400);
   });
+
+  it('the worker runs it on schedule (CUSTODY_RECONCILE_INTERVAL_MS) and writes the alert line per difference', async () => {
+    const { sandbox } = await tenantWithKeys();
+    const w = await fundedWallet(sandbox, ASSETS.BTC, '1');
+    await sql(h, 'UPDATE balances SET pending = pending + 7 WHERE wallet_id = $1', [w.walletId]);
+    const logs = new LogCapture();
+    const scheduled = await bootApp(
+      WorkerModule.forRoot(
+        loadEnv({
+          ...h.env.env,
+          ...chainVars,
+          CUSTODY_RECONCILE_INTERVAL_MS: '200',
+          LOG_LEVEL: 'info',
+        }),
+        { logDestination: logs },
+      ),
+      { rpc: false },
+    );
+    try {
+      const alert = (await waitFor(
+        async () => logs.json().find((l) => l.msg === DIFFERENCE_ALERT && l.walletId === w.walletId),
+        (l) => l !== undefined,
+        15_000,
+      ))!;
+      expect(alert).toMatchObject({
+        level: 'error',
+        alert: 'custody.reconciliation.difference',
+        check: 'ledger',
+        cause: 'ledger_balance_mismatch',
+        assetSymbol: 'BTC',
+        expected: '0',
+        actual: '7',
+        difference: '7',
+      });
+      expect(alert.runId).toEqual(expect.any(String));
+      const run = await operator()
+        .get(`/admin/reconciliations/${alert.runId as string}`)
+        .expect(200);
+      expect(run.body).toMatchObject({ trigger: 'scheduled', tenantId: null });
+      expect(run.body.findings).toContainEqual(
+        expect.objectContaining({
+          walletId: w.walletId,
+          difference: '0.00000007',
+          details: expect.objectContaining({ bucket: 'pending' }),
+        }),
+      );
+    } finally {
+      await scheduled.close();
+      await sql(h, 'UPDATE balances SET pending = pending - 7 WHERE wallet_id = $1', [w.walletId]);
+    }
+  }, 60_000);
 });
