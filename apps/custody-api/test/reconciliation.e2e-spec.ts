@@ -4,6 +4,7 @@ import { bootApp, LogCapture, TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
 import { loadEnv } from '../src/config/env';
 import { DIFFERENCE_ALERT } from '../src/modules/reconciliation/reconciliation.service';
+import { AppModule } from '../src/app.module';
 import { WorkerModule } from '../src/worker.module';
 import { startHardhat, type HardhatNode } from './hardhat';
 import {
@@ -281,6 +282,29 @@ describe('reconciliation', () => {
     } finally {
       await scheduled.close();
       await sql(h, 'UPDATE balances SET pending = pending - 7 WHERE wallet_id = $1', [w.walletId]);
+    }
+  }, 60_000);
+
+  it('a run that cannot read the chain says so (partial) instead of reporting live wallets clean', async () => {
+    const { tenantId, live } = await tenantWithKeys();
+    await liveEthWallet(live);
+    const variants: [Record<string, string>, RegExp][] = [
+      [{}, /CHAIN_EVM_RPC_URL is not set/],
+      [{ ...chainVars, CHAIN_EVM_RPC_URL: 'http://127.0.0.1:9' }, /The chain could not be read/],
+    ];
+    for (const [vars, error] of variants) {
+      const api = await bootApp(AppModule.forRoot(loadEnv({ ...h.env.env, ...vars })), { rpc: false });
+      try {
+        const res = await request(api.getHttpServer())
+          .post('/admin/reconciliations')
+          .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+          .send({ tenantId })
+          .expect(201);
+        expect(res.body).toMatchObject({ status: 'partial', chainWalletsChecked: 0, differences: 0 });
+        expect(res.body.error).toMatch(error);
+      } finally {
+        await api.close();
+      }
     }
   }, 60_000);
 });

@@ -165,6 +165,10 @@ export class ReconciliationService {
         error = `The chain could not be read: ${(err as Error).message.split('\n')[0]}`;
         this.logger.error({ runId: id, err: error }, 'custody reconciliation could not read the chain');
       }
+    } else if ((await this.repository.liveEvmWalletCount(tenantId)) > 0) {
+      // Live ETH/USDT wallets exist but this process has no node: say so rather than report them clean.
+      status = 'partial';
+      error = 'CHAIN_EVM_RPC_URL is not set in this process: on-chain balances were not read';
     }
 
     const findings = found.map((f) =>
