@@ -2,6 +2,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { reconciliationRun } from '@tessera/contracts';
 import { bootApp, LogCapture, TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { formatAmount } from '../src/common/amounts';
 import { loadEnv } from '../src/config/env';
 import { DIFFERENCE_ALERT } from '../src/modules/reconciliation/reconciliation.service';
 import { AppModule } from '../src/app.module';
@@ -16,6 +18,7 @@ import {
   createTenant,
   fundedWallet,
   type Harness,
+  newIdempotencyKey,
   sql,
   startHarness,
   waitFor,
@@ -307,4 +310,80 @@ describe('reconciliation', () => {
       }
     }
   }, 60_000);
+
+  it('a withdrawal mined but not yet confirmed is in_flight_withdrawal (explained); clean again once posted with its real fee', async () => {
+    const { tenantId, live } = await tenantWithKeys();
+    const eth = await liveEthWallet(live);
+    const hash = await node.sendRaw(await node.signTransfer(eth.address, ETH));
+    await waitFor(
+      () => depositOf(live, eth.walletId, hash),
+      (t) => t?.status === 'Confirming',
+      20_000,
+    );
+    await node.mine(THRESHOLD - 1);
+    await waitFor(
+      () => depositOf(live, eth.walletId, hash),
+      (t) => t?.status === 'Completed',
+      20_000,
+    );
+    const destination = privateKeyToAccount(generatePrivateKey()).address;
+    await live
+      .post('/address-book', { assetId: ASSETS.ETH, address: destination, label: 'Cold' })
+      .expect(201);
+
+    await node.automine(false);
+    let id: string;
+    try {
+      const res = await live
+        .post(
+          '/transactions/withdraw',
+          { sourceWalletId: eth.walletId, destinationAddress: destination, amount: '0.2' },
+          { 'Idempotency-Key': newIdempotencyKey() },
+        )
+        .expect(201);
+      id = res.body.transactionId as string;
+      // Broadcast, in the node's mempool, not mined: the chain and the ledger's total still agree (a hold only).
+      await waitFor(
+        () => live.get(`/transactions/${id}`).then((r) => r.body),
+        (t) => t.status === 'Broadcasting' && Boolean(t.txHash),
+        20_000,
+      );
+      expect(await reconcile(tenantId)).toMatchObject({ differences: 0, findings: [] });
+      await node.mine(1);
+    } finally {
+      await node.automine(true);
+    }
+    // Mined, below the confirmation threshold: amount and fee have left the chain, the ledger posts at Completed.
+    await waitFor(
+      () => live.get(`/transactions/${id}`).then((r) => r.body),
+      (t) => t.status === 'Confirming',
+      20_000,
+    );
+    const inFlight = await reconcile(tenantId);
+    expect(inFlight.differences).toBe(0);
+    expect(inFlight.findings).toEqual([
+      expect.objectContaining({
+        walletId: eth.walletId,
+        check: 'chain',
+        cause: 'in_flight_withdrawal',
+        explained: true,
+        expected: '1',
+      }),
+    ]);
+    // The difference is exactly what left the address: 0.2 ETH plus the fee actually paid.
+    const spent = ETH - (await node.balance(eth.address));
+    expect(spent).toBeGreaterThan((2n * ETH) / 10n);
+    expect(inFlight.findings[0]).toMatchObject({
+      actual: formatAmount(ETH - spent, 18),
+      difference: formatAmount(-spent, 18),
+    });
+
+    await node.mine(THRESHOLD);
+    await waitFor(
+      () => live.get(`/transactions/${id}`).then((r) => r.body),
+      (t) => t.status === 'Completed',
+      20_000,
+    );
+    expect(await reconcile(tenantId)).toMatchObject({ differences: 0, findings: [] });
+  }, 90_000);
 });
