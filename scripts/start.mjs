@@ -147,12 +147,17 @@ if (chainArg === 'evm') {
     }
   }
   say(`USDT stand-in deployed at ${usdt}`);
-  Object.assign(services.find((s) => s.name === 'custody-worker').env, {
-    CHAIN_EVM_RPC_URL: rpcUrl,
-    CHAIN_EVM_CHAIN_ID: '31337',
-    CHAIN_EVM_USDT_CONTRACT: usdt,
-    CHAIN_EVM_CONFIRMATIONS: '2',
-  });
+  // The worker watches the chain; the API reads it for on-demand reconciliation (decision 0226).
+  for (const name of ['custody-worker', 'custody-api']) {
+    const service = services.find((s) => s.name === name);
+    service.env = {
+      ...service.env,
+      CHAIN_EVM_RPC_URL: rpcUrl,
+      CHAIN_EVM_CHAIN_ID: '31337',
+      CHAIN_EVM_USDT_CONTRACT: usdt,
+      CHAIN_EVM_CONFIRMATIONS: '2',
+    };
+  }
 }
 
 function prefixLines(stream, name, out) {

@@ -1,7 +1,13 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { reconciliationRun } from '@tessera/contracts';
-import { TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { bootApp, LogCapture, TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { formatAmount } from '../src/common/amounts';
+import { loadEnv } from '../src/config/env';
+import { DIFFERENCE_ALERT } from '../src/modules/reconciliation/reconciliation.service';
+import { AppModule } from '../src/app.module';
+import { WorkerModule } from '../src/worker.module';
 import { startHardhat, type HardhatNode } from './hardhat';
 import {
   ASSETS,
@@ -12,6 +18,7 @@ import {
   createTenant,
   fundedWallet,
   type Harness,
+  newIdempotencyKey,
   sql,
   startHarness,
   waitFor,
@@ -29,10 +36,11 @@ const THRESHOLD = 3;
 let node: HardhatNode;
 let h: Harness;
 let worker: NestFastifyApplication | undefined;
+let chainVars: Record<string, string>;
 
 beforeAll(async () => {
   node = await startHardhat();
-  const chainVars = {
+  chainVars = {
     CHAIN_EVM_RPC_URL: node.url,
     CHAIN_EVM_CHAIN_ID: '31337',
     CHAIN_EVM_USDT_CONTRACT: node.usdt,
@@ -228,4 +236,154 @@ describe('reconciliation', () => {
     await operator().get('/admin/reconciliations/not-a-uuid').expect(404);
     await operator().get('/admin/reconciliations?take=500').expect(400);
   });
+
+  it('the worker runs it on schedule (CUSTODY_RECONCILE_INTERVAL_MS) and writes the alert line per difference', async () => {
+    const { sandbox } = await tenantWithKeys();
+    const w = await fundedWallet(sandbox, ASSETS.BTC, '1');
+    await sql(h, 'UPDATE balances SET pending = pending + 7 WHERE wallet_id = $1', [w.walletId]);
+    const logs = new LogCapture();
+    const scheduled = await bootApp(
+      WorkerModule.forRoot(
+        loadEnv({
+          ...h.env.env,
+          ...chainVars,
+          CUSTODY_RECONCILE_INTERVAL_MS: '200',
+          LOG_LEVEL: 'info',
+        }),
+        { logDestination: logs },
+      ),
+      { rpc: false },
+    );
+    try {
+      const alert = (await waitFor(
+        async () => logs.json().find((l) => l.msg === DIFFERENCE_ALERT && l.walletId === w.walletId),
+        (l) => l !== undefined,
+        15_000,
+      ))!;
+      expect(alert).toMatchObject({
+        level: 'error',
+        alert: 'custody.reconciliation.difference',
+        check: 'ledger',
+        cause: 'ledger_balance_mismatch',
+        assetSymbol: 'BTC',
+        expected: '0',
+        actual: '7',
+        difference: '7',
+      });
+      expect(alert.runId).toEqual(expect.any(String));
+      const run = await operator()
+        .get(`/admin/reconciliations/${alert.runId as string}`)
+        .expect(200);
+      expect(run.body).toMatchObject({ trigger: 'scheduled', tenantId: null });
+      expect(run.body.findings).toContainEqual(
+        expect.objectContaining({
+          walletId: w.walletId,
+          difference: '0.00000007',
+          details: expect.objectContaining({ bucket: 'pending' }),
+        }),
+      );
+    } finally {
+      await scheduled.close();
+      await sql(h, 'UPDATE balances SET pending = pending - 7 WHERE wallet_id = $1', [w.walletId]);
+    }
+  }, 60_000);
+
+  it('a run that cannot read the chain says so (partial) instead of reporting live wallets clean', async () => {
+    const { tenantId, live } = await tenantWithKeys();
+    await liveEthWallet(live);
+    const variants: [Record<string, string>, RegExp][] = [
+      [{}, /CHAIN_EVM_RPC_URL is not set/],
+      [{ ...chainVars, CHAIN_EVM_RPC_URL: 'http://127.0.0.1:9' }, /The chain could not be read/],
+    ];
+    for (const [vars, error] of variants) {
+      const api = await bootApp(AppModule.forRoot(loadEnv({ ...h.env.env, ...vars })), { rpc: false });
+      try {
+        const res = await request(api.getHttpServer())
+          .post('/admin/reconciliations')
+          .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+          .send({ tenantId })
+          .expect(201);
+        expect(res.body).toMatchObject({ status: 'partial', chainWalletsChecked: 0, differences: 0 });
+        expect(res.body.error).toMatch(error);
+      } finally {
+        await api.close();
+      }
+    }
+  }, 60_000);
+
+  it('a withdrawal mined but not yet confirmed is in_flight_withdrawal (explained); clean again once posted with its real fee', async () => {
+    const { tenantId, live } = await tenantWithKeys();
+    const eth = await liveEthWallet(live);
+    const hash = await node.sendRaw(await node.signTransfer(eth.address, ETH));
+    await waitFor(
+      () => depositOf(live, eth.walletId, hash),
+      (t) => t?.status === 'Confirming',
+      20_000,
+    );
+    await node.mine(THRESHOLD - 1);
+    await waitFor(
+      () => depositOf(live, eth.walletId, hash),
+      (t) => t?.status === 'Completed',
+      20_000,
+    );
+    const destination = privateKeyToAccount(generatePrivateKey()).address;
+    await live
+      .post('/address-book', { assetId: ASSETS.ETH, address: destination, label: 'Cold' })
+      .expect(201);
+
+    await node.automine(false);
+    let id: string;
+    try {
+      const res = await live
+        .post(
+          '/transactions/withdraw',
+          { sourceWalletId: eth.walletId, destinationAddress: destination, amount: '0.2' },
+          { 'Idempotency-Key': newIdempotencyKey() },
+        )
+        .expect(201);
+      id = res.body.transactionId as string;
+      // Broadcast, in the node's mempool, not mined: the chain and the ledger's total still agree (a hold only).
+      await waitFor(
+        () => live.get(`/transactions/${id}`).then((r) => r.body),
+        (t) => t.status === 'Broadcasting' && Boolean(t.txHash),
+        20_000,
+      );
+      expect(await reconcile(tenantId)).toMatchObject({ differences: 0, findings: [] });
+      await node.mine(1);
+    } finally {
+      await node.automine(true);
+    }
+    // Mined, below the confirmation threshold: amount and fee have left the chain, the ledger posts at Completed.
+    await waitFor(
+      () => live.get(`/transactions/${id}`).then((r) => r.body),
+      (t) => t.status === 'Confirming',
+      20_000,
+    );
+    const inFlight = await reconcile(tenantId);
+    expect(inFlight.differences).toBe(0);
+    expect(inFlight.findings).toEqual([
+      expect.objectContaining({
+        walletId: eth.walletId,
+        check: 'chain',
+        cause: 'in_flight_withdrawal',
+        explained: true,
+        expected: '1',
+      }),
+    ]);
+    // The difference is exactly what left the address: 0.2 ETH plus the fee actually paid.
+    const spent = ETH - (await node.balance(eth.address));
+    expect(spent).toBeGreaterThan((2n * ETH) / 10n);
+    expect(inFlight.findings[0]).toMatchObject({
+      actual: formatAmount(ETH - spent, 18),
+      difference: formatAmount(-spent, 18),
+    });
+
+    await node.mine(THRESHOLD);
+    await waitFor(
+      () => live.get(`/transactions/${id}`).then((r) => r.body),
+      (t) => t.status === 'Completed',
+      20_000,
+    );
+    expect(await reconcile(tenantId)).toMatchObject({ differences: 0, findings: [] });
+  }, 90_000);
 });

@@ -4,6 +4,7 @@ import {
   transactionCreatedData,
   transactionStatusUpdatedData,
   WEBHOOK_CATALOG,
+  webhookEnvelope,
 } from './webhooks-catalog';
 
 describe('webhook event catalog', () => {
@@ -101,5 +102,43 @@ describe('webhook event catalog', () => {
     expect((reviewed.dataSchema as { properties: Record<string, unknown> }).properties).toHaveProperty(
       'reviewResult',
     );
+  });
+});
+
+describe('envelope sequence (decision 0225)', () => {
+  it('every catalog entry of both sources documents the envelope with a required, described sequence', () => {
+    for (const source of ['custody', 'verification'] as const) {
+      for (const entry of publicCatalog(source)) {
+        const schema = entry.envelopeSchema as {
+          required: string[];
+          properties: Record<string, { type?: string; description?: string }>;
+        };
+        expect(Object.keys(schema.properties)).toEqual([
+          'eventType',
+          'entityType',
+          'entityId',
+          'timestamp',
+          'data',
+          'sequence',
+        ]);
+        expect(schema.required).toContain('sequence');
+        expect(schema.properties.sequence).toMatchObject({ type: 'integer', minimum: 1 });
+        expect(schema.properties.sequence!.description).toMatch(/without gaps/);
+      }
+    }
+  });
+
+  it('the envelope schema takes the five contract fields plus a positive integer sequence', () => {
+    const base = {
+      eventType: 'wallet.created',
+      entityType: 'wallet',
+      entityId: 'w-1',
+      timestamp: '2026-11-21T00:00:00.000Z',
+      data: {},
+    };
+    expect(webhookEnvelope.safeParse({ ...base, sequence: 3 }).success).toBe(true);
+    expect(webhookEnvelope.safeParse({ ...base, sequence: 0 }).success).toBe(false);
+    expect(webhookEnvelope.safeParse({ ...base, sequence: 1.5 }).success).toBe(false);
+    expect(webhookEnvelope.safeParse(base).success).toBe(false);
   });
 });

@@ -56,6 +56,16 @@ export class ReconciliationRepository {
     return row.n as number;
   }
 
+  /** Live wallets on the `ethereum` network: the ones a run without a node cannot check against the chain. */
+  async liveEvmWalletCount(tenantId: string | null): Promise<number> {
+    const [row] = await this.db.query(
+      `SELECT count(*)::int AS n FROM "wallets" w JOIN "assets" s ON s."id" = w."asset_id"
+       WHERE w."environment" = 'production' AND s."network" = 'ethereum' AND ($1::uuid IS NULL OR w."tenant_id" = $1)`,
+      [tenantId],
+    );
+    return row.n as number;
+  }
+
   /** Wallets whose balance row is not the sum of their ledger entries (every bucket compared). */
   async ledgerMismatches(tenantId: string | null): Promise<LedgerMismatch[]> {
     const rows: (Record<string, string> & { assetDecimals: number })[] = await this.db.query(

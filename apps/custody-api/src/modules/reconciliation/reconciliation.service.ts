@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   type ReconciliationCause,
   type ReconciliationFinding,
@@ -8,7 +8,7 @@ import {
   reconciliationListQuery,
   reconciliationRequest,
 } from '@tessera/contracts';
-import { notFound } from '@tessera/platform';
+import { notFound, ROOT_LOGGER } from '@tessera/platform';
 import { formatAmount } from '../../common/amounts';
 import { parse } from '../../common/validation';
 import { ChainRouter } from '../chain/chain-router';
@@ -23,6 +23,14 @@ import {
 } from './reconciliation.repository';
 
 export type ReconciliationTrigger = 'scheduled' | 'operator' | 'cli';
+
+/** The part of the app's pino logger used here (ROOT_LOGGER: this app's own, also with several apps in a process). */
+interface AlertLogger {
+  child(bindings: Record<string, unknown>): AlertLogger;
+  error(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
+}
 
 /** The stable message of the alert log line (one per unexplained difference). */
 export const DIFFERENCE_ALERT = 'custody reconciliation difference';
@@ -101,13 +109,16 @@ export function chainFinding(w: ChainWallet, onChain: bigint, block: bigint): Ne
  */
 @Injectable()
 export class ReconciliationService {
-  private readonly logger = new Logger(ReconciliationService.name);
+  private readonly logger: AlertLogger;
 
   constructor(
     private readonly repository: ReconciliationRepository,
     private readonly chains: ChainRouter,
     private readonly metrics: ReconciliationMetrics,
-  ) {}
+    @Inject(ROOT_LOGGER) logger: AlertLogger,
+  ) {
+    this.logger = logger.child({ context: ReconciliationService.name });
+  }
 
   /** Operator API and CLI: parses the body (`{tenantId?}`), runs now and returns the full report. */
   start(body: unknown, trigger: ReconciliationTrigger): Promise<ReconciliationRun> {
@@ -154,6 +165,10 @@ export class ReconciliationService {
         error = `The chain could not be read: ${(err as Error).message.split('\n')[0]}`;
         this.logger.error({ runId: id, err: error }, 'custody reconciliation could not read the chain');
       }
+    } else if ((await this.repository.liveEvmWalletCount(tenantId)) > 0) {
+      // Live ETH/USDT wallets exist but this process has no node: say so rather than report them clean.
+      status = 'partial';
+      error = 'CHAIN_EVM_RPC_URL is not set in this process: on-chain balances were not read';
     }
 
     const findings = found.map((f) =>
@@ -213,7 +228,7 @@ export class ReconciliationService {
     };
     if (run.differences > 0 || run.status !== 'completed')
       this.logger.warn(summary, 'custody reconciliation found differences');
-    else this.logger.log(summary, 'custody reconciliation clean');
+    else this.logger.info(summary, 'custody reconciliation clean');
   }
 
   async get(id: string): Promise<ReconciliationRun> {

@@ -1,0 +1,106 @@
+import {
+  ASSETS,
+  client,
+  type Client,
+  createKey,
+  createTenant,
+  fundedWallet,
+  type Harness,
+  newIdempotencyKey,
+  sql,
+  startHarness,
+  waitFor,
+} from './support';
+
+/**
+ * Ordered webhooks in custody (decision 0225): the real write paths (the transfer group commit, the worker's
+ * status machine, the deposit path) number every outbox row per entity without gaps, and a transaction's
+ * events are numbered in the order of its lifecycle.
+ */
+let h: Harness;
+let api: Client;
+
+const LIFECYCLE = ['Submitted', 'PendingSignature', 'Broadcasting', 'Confirming', 'Completed'];
+
+beforeAll(async () => {
+  h = await startHarness();
+  api = client(h.api, await createKey(h.api, await createTenant(h.api)));
+}, 60_000);
+afterAll(() => h?.close());
+
+describe('outbox sequence (custody)', () => {
+  it('60 concurrent transfers among 3 wallets: every entity numbered 1..n, transactions in lifecycle order', async () => {
+    const wallets = [
+      await fundedWallet(api, ASSETS.BTC, '1'),
+      await fundedWallet(api, ASSETS.BTC, '1'),
+      await fundedWallet(api, ASSETS.BTC, '1'),
+    ];
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        api.post(
+          '/transactions/transfer',
+          {
+            sourceWalletId: wallets[i % 3]!.walletId,
+            destinationWalletId: wallets[(i + 1) % 3]!.walletId,
+            amount: '0.01',
+          },
+          { 'idempotency-key': newIdempotencyKey() },
+        ),
+      ),
+    );
+    expect(results.every((r) => r.status === 201)).toBe(true);
+    const ids = results.map((r) => r.body.transactionId as string);
+    await waitFor(
+      async () =>
+        (
+          await sql<{ n: number }>(
+            h,
+            `SELECT count(*)::int AS n FROM transactions WHERE id = ANY($1::uuid[]) AND status = 'Completed'`,
+            [ids],
+          )
+        )[0]!.n,
+      (n) => n === 60,
+      30_000,
+    );
+
+    // Every (tenant, entity type, entity id) of the outbox: its numbers are exactly 1..count.
+    const gaps = await sql(
+      h,
+      `SELECT tenant_id, entity_type, entity_id, count(*)::int AS n, min(sequence)::int AS lo,
+              max(sequence)::int AS hi, count(DISTINCT sequence)::int AS distinct_n
+       FROM outbox GROUP BY 1, 2, 3
+       HAVING min(sequence) <> 1 OR max(sequence) <> count(*) OR count(DISTINCT sequence) <> count(*)`,
+    );
+    expect(gaps).toEqual([]);
+    const [counters] = await sql<{ mismatched: number }>(
+      h,
+      `SELECT count(*)::int AS mismatched FROM outbox_sequence s
+       WHERE s.last_sequence <> (SELECT max(o.sequence) FROM outbox o WHERE o.tenant_id = s.tenant_id
+                                   AND o.entity_type = s.entity_type AND o.entity_id = s.entity_id)`,
+    );
+    expect(counters!.mismatched).toBe(0);
+
+    // Each transfer: transaction.created is 1, then its statuses in lifecycle order.
+    const events = await sql<{ entity_id: string; sequence: string; event_type: string; status: string }>(
+      h,
+      `SELECT entity_id, sequence::text, event_type, data->>'status' AS status FROM outbox
+       WHERE entity_type = 'transaction' AND entity_id = ANY($1) ORDER BY entity_id, sequence`,
+      [ids],
+    );
+    for (const id of ids) {
+      const mine = events.filter((e) => e.entity_id === id);
+      expect(mine[0]).toMatchObject({ sequence: '1', event_type: 'transaction.created' });
+      const order = mine.map((e) => LIFECYCLE.indexOf(e.status));
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+      expect(mine[mine.length - 1]!.status).toBe('Completed');
+    }
+    // The balance entities of the three vaults got one number per balance.updated, gap-free (checked above).
+    const [balances] = await sql<{ n: number }>(
+      h,
+      `SELECT count(DISTINCT entity_id)::int AS n FROM outbox WHERE entity_type = 'balance'
+         AND entity_id = ANY($1)`,
+      [wallets.map((w) => `${w.vaultId}:${ASSETS.BTC}`)],
+    );
+    expect(balances!.n).toBe(3);
+  }, 90_000);
+});
