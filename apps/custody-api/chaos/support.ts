@@ -32,15 +32,24 @@ export function chaosEnv(env: TestEnvironment, extra: Record<string, string> = {
   };
 }
 
+/** How long a role may take to boot: a restart competes with the load for the CPU. */
+const BOOT_TIMEOUT_MS = 90_000;
+
 /** `node dist/main.js` (the API role) as a child process, healthy on a free loopback port. */
 export function startApiProcess(vars: Record<string, string>): Promise<ServiceProcess> {
-  return startServiceProcess('custody-api', API_MAIN, vars);
+  return startServiceProcess('custody-api', API_MAIN, vars, undefined, BOOT_TIMEOUT_MS);
 }
 
 /** `node dist/worker.js` (consumers, outbox relay, sweeper) as a child process, healthy on WORKER_PORT. */
 export async function startWorkerProcess(vars: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
-  return startServiceProcess('custody-worker', WORKER_MAIN, { ...vars, WORKER_PORT: String(port) }, port);
+  return startServiceProcess(
+    'custody-worker',
+    WORKER_MAIN,
+    { ...vars, WORKER_PORT: String(port) },
+    port,
+    BOOT_TIMEOUT_MS,
+  );
 }
 
 export interface HttpAnswer {
