@@ -41,10 +41,11 @@ export const CHAOS_SQL_APPLICATION = 'tessera-chaos-probe';
 export interface SqlProbe {
   query: <T = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<T[]>;
   /**
-   * pg_terminate_backend on every connection to `database` except the probe's own (and the harness's): what
-   * an operator, a failover or a crashed pooler does to an app mid-request. Returns how many were cut.
+   * pg_terminate_backend on every connection to `database` except the probe's own (and the harness's), or
+   * only on those whose application_name is `applicationName` (the app's pool): what an operator, a failover
+   * or a crashed pooler does to an app mid-request. Returns how many were cut.
    */
-  terminateAppBackends: (database: string) => Promise<number>;
+  terminateAppBackends: (database: string, applicationName?: string) => Promise<number>;
   close: () => Promise<void>;
 }
 
@@ -57,12 +58,13 @@ export async function openSqlProbe(url: string, schema = 'public'): Promise<SqlP
   ]);
   return {
     query: async <T>(text: string, params: unknown[] = []) => (await client.query(text, params)).rows as T[],
-    terminateAppBackends: async (database: string) => {
+    terminateAppBackends: async (database: string, applicationName?: string) => {
       const { rows } = await client.query<{ n: number }>(
         `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
          WHERE datname = $1 AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-           AND application_name NOT IN ($2, 'tessera-test-harness')`,
-        [database, CHAOS_SQL_APPLICATION],
+           AND application_name NOT IN ($2, 'tessera-test-harness')
+           AND ($3::text IS NULL OR application_name = $3)`,
+        [database, CHAOS_SQL_APPLICATION, applicationName ?? null],
       );
       return rows[0]?.n ?? 0;
     },
