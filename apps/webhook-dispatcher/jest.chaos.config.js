@@ -2,5 +2,5 @@
 module.exports = require('../../jest.base.js')({
   testMatch: ['<rootDir>/chaos/**/*.chaos-spec.ts'],
   maxWorkers: 1,
-  testTimeout: 240000,
+  testTimeout: 420000,
 });

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { JOBS, rpcResult, WEBHOOK_RPC, type WebhookEventPayload } from '@tessera/contracts';
 import { bullPrefix, RpcClient } from '@tessera/platform';
-import { createTestEnvironment, type TestEnvironment } from '@tessera/testing';
+import { createTestEnvironment, kill9, seededPercents, type TestEnvironment } from '@tessera/testing';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { z } from 'zod';
@@ -12,29 +12,24 @@ import { dispatcherMigrator } from '../test/support/harness';
 import { HttpsReceiver, makeCertificate, waitFor } from '../test/support/https-receiver';
 
 /**
- * Chaos (issue 15): CHAOS_EVENTS events (default 2,000); the dispatcher (built dist/main.js, a child process) is killed with
- * SIGKILL at KILLS random moments (fixed seed, printed) and started again each time. Every event must reach
- * the receiver at least once and end `delivered`. Bounded: the run has a 200 s budget and stops itself.
+ * Chaos (issue 15): CHAOS_EVENTS events (2,000 by default, within the CI budget; CHAOS_EVENTS=10000 is the
+ * issue's figure, measured at 203 s on the shared 2-core machine, see docs/reliability.md); the dispatcher
+ * (built dist/main.js, a child process) is killed with SIGKILL at KILLS random moments (fixed seed, printed) and started again each time. Every
+ * event must reach the receiver at least once and end `delivered`. Bounded: the run's budget grows with the
+ * event count (BUDGET_MS) and the suite stops itself.
+ *
+ * What kept 10,000 out of reach before, and what replaced it: the kill moments polled the receiver by
+ * rebuilding a Set of every request's webhook-id every 25 ms, and the end polled "has every id arrived" the
+ * same way (O(events) per poll, O(events²) over the run, on the test's own event loop that also serves the
+ * receiver). Now the receiver's requests are read once each through a cursor into one Set, progress is
+ * printed, and the end is one SQL count per poll on webhook_deliveries.
  */
 const MAIN = join(__dirname, '../dist/main.js');
-// 10,000 is the issue's figure (CHAOS_EVENTS=10000); on the shared, loaded machine only 2,000 fit the budget.
 const TOTAL = Number(process.env.CHAOS_EVENTS ?? 2_000);
 const KILLS = 3;
 const SEED = Number(process.env.CHAOS_SEED ?? 1795290016);
-const BUDGET_MS = 200_000;
-
-/** `count` sorted kill moments in 5..90 (percent of events received), from a mulberry32 stream of `seed`. */
-function seededPercents(seed: number, count: number): number[] {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return Array.from({ length: count }, () => 5 + Math.floor(next() * 86)).sort((a, b) => a - b);
-}
+/** 60 s plus 30 ms per event: 360 s for 10,000 on a loaded 2-core machine (it takes far less alone). */
+const BUDGET_MS = 60_000 + TOTAL * 30;
 
 let env: TestEnvironment;
 let receiver: HttpsReceiver;
@@ -49,13 +44,6 @@ function startDispatcher(): ChildProcess {
   child.stderr!.on('data', () => undefined);
   children.push(child);
   return child;
-}
-
-async function kill9(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
 }
 
 beforeAll(async () => {
@@ -81,91 +69,114 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
-it(`delivers all ${TOTAL} events at least once across ${KILLS} kill -9 of the dispatcher`, async () => {
-  // The kill moments, as fractions of the events received, drawn from the fixed seed.
-  const moments = seededPercents(SEED, KILLS);
-  process.stdout.write(`chaos dispatcher: seed ${SEED}, ${TOTAL} events, kills at ${moments.join('%, ')}%\n`);
-  let child = startDispatcher();
-  const rpc = new RpcClient(env.env.REDIS_URL!, env.env.QUEUE_PREFIX!);
-  const queue = new Queue(JOBS.WEBHOOK_EVENT.queue, {
-    connection: { url: env.env.REDIS_URL } as never,
-    prefix: bullPrefix(env.env.QUEUE_PREFIX!),
-  });
-  try {
-    await waitFor(
-      () =>
-        rpc
-          .send(WEBHOOK_RPC.GET_ENDPOINT, { tenantId: 'chaos', source: 'custody' }, rpcResult(z.any()), 500)
-          .then(
-            () => true,
-            () => false,
-          ),
-      (ok) => ok,
-      30_000,
-    );
-    const put = await rpc.send(
-      WEBHOOK_RPC.PUT_ENDPOINT,
-      { tenantId: 'chaos', source: 'custody', body: { url: `https://127.0.0.1:${receiver.port}/chaos` } },
-      rpcResult(z.any()),
-    );
-    expect(put.ok).toBe(true);
-    const events: WebhookEventPayload[] = Array.from({ length: TOTAL }, (_, i) => ({
-      eventId: randomUUID(),
-      source: 'custody',
-      tenantId: 'chaos',
-      eventType: 'balance.updated',
-      entityType: 'balance',
-      entityId: `${randomUUID()}:${i}`,
-      occurredAt: new Date().toISOString(),
-      data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
-    }));
-    for (let i = 0; i < TOTAL; i += 500) {
-      await queue.addBulk(
-        events
-          .slice(i, i + 500)
-          .map((e) => ({ name: JOBS.WEBHOOK_EVENT.name, data: e, opts: { jobId: e.eventId } })),
-      );
-    }
-    const unique = () => new Set(receiver.at('/chaos').map((r) => r.headers['webhook-id'] as string)).size;
-    let kills = 0;
-    // One budget for the whole run (the suite must stop itself): every wait takes what is left of it.
-    const deadline = Date.now() + BUDGET_MS;
-    const left = () => Math.max(1_000, deadline - Date.now());
-    for (const percent of moments) {
-      await waitFor(unique, (n) => n >= (TOTAL * percent) / 100, left());
-      await kill9(child);
-      kills++;
-      child = startDispatcher();
-    }
-    const expected = new Set(events.map((e) => e.eventId));
-    const seen = await waitFor(
-      () => new Set(receiver.at('/chaos').map((r) => r.headers['webhook-id'] as string)),
-      (s) => [...expected].every((id) => s.has(id)),
-      left(),
-    );
-    expect([...expected].filter((id) => !seen.has(id))).toEqual([]);
-    const db = new Client({ connectionString: env.env.DATABASE_URL });
-    await db.connect();
-    const statusCounts = () =>
-      db
-        .query(
-          `SELECT status, count(*)::int AS n FROM webhooks.webhook_deliveries GROUP BY status ORDER BY status`,
-        )
-        .then((r) => r.rows as { status: string; n: number }[]);
-    const rows = await waitFor(
-      statusCounts,
-      (r) => r.length === 1 && r[0]!.status === 'delivered',
-      60_000,
-    ).catch(() => statusCounts());
-    await db.end();
-    expect(rows).toEqual([{ status: 'delivered', n: TOTAL }]);
+it(
+  `delivers all ${TOTAL} events at least once across ${KILLS} kill -9 of the dispatcher`,
+  async () => {
+    // The kill moments, as fractions of the events received, drawn from the fixed seed.
+    const started = Date.now();
+    const moments = seededPercents(SEED, KILLS);
     process.stdout.write(
-      `chaos dispatcher: ${TOTAL} events, ${kills} kills, 0 lost, ` +
-        `${receiver.at('/chaos').length - TOTAL} duplicate deliveries (at-least-once)\n`,
+      `chaos dispatcher: seed ${SEED}, ${TOTAL} events, kills at ${moments.join('%, ')}%\n`,
     );
-  } finally {
-    await queue.close();
-    await rpc.onApplicationShutdown();
-    await kill9(child);
-  }
-}, 230_000);
+    let child = startDispatcher();
+    const rpc = new RpcClient(env.env.REDIS_URL!, env.env.QUEUE_PREFIX!);
+    const queue = new Queue(JOBS.WEBHOOK_EVENT.queue, {
+      connection: { url: env.env.REDIS_URL } as never,
+      prefix: bullPrefix(env.env.QUEUE_PREFIX!),
+    });
+    try {
+      await waitFor(
+        () =>
+          rpc
+            .send(WEBHOOK_RPC.GET_ENDPOINT, { tenantId: 'chaos', source: 'custody' }, rpcResult(z.any()), 500)
+            .then(
+              () => true,
+              () => false,
+            ),
+        (ok) => ok,
+        30_000,
+      );
+      const put = await rpc.send(
+        WEBHOOK_RPC.PUT_ENDPOINT,
+        { tenantId: 'chaos', source: 'custody', body: { url: `https://127.0.0.1:${receiver.port}/chaos` } },
+        rpcResult(z.any()),
+      );
+      expect(put.ok).toBe(true);
+      const events: WebhookEventPayload[] = Array.from({ length: TOTAL }, (_, i) => ({
+        eventId: randomUUID(),
+        source: 'custody',
+        tenantId: 'chaos',
+        eventType: 'balance.updated',
+        entityType: 'balance',
+        entityId: `${randomUUID()}:${i}`,
+        occurredAt: new Date().toISOString(),
+        data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
+      }));
+      for (let i = 0; i < TOTAL; i += 500) {
+        await queue.addBulk(
+          events
+            .slice(i, i + 500)
+            .map((e) => ({ name: JOBS.WEBHOOK_EVENT.name, data: e, opts: { jobId: e.eventId } })),
+        );
+      }
+      // The ids received so far, each request read once (a cursor into the receiver's list).
+      const seen = new Set<string>();
+      let cursor = 0;
+      const unique = () => {
+        const all = receiver.requests;
+        for (; cursor < all.length; cursor++) {
+          if (all[cursor]!.path === '/chaos') seen.add(all[cursor]!.headers['webhook-id'] as string);
+        }
+        return seen.size;
+      };
+      const progress = setInterval(() => {
+        process.stdout.write(
+          `chaos dispatcher: ${unique()}/${TOTAL} received after ${Date.now() - started} ms\n`,
+        );
+      }, 15_000);
+      let kills = 0;
+      // One budget for the whole run (the suite must stop itself): every wait takes what is left of it.
+      const deadline = started + BUDGET_MS;
+      const left = () => Math.max(1_000, deadline - Date.now());
+      const db = new Client({ connectionString: env.env.DATABASE_URL });
+      await db.connect();
+      try {
+        for (const percent of moments) {
+          await waitFor(unique, (n) => n >= (TOTAL * percent) / 100, left());
+          await kill9(child);
+          kills++;
+          child = startDispatcher();
+        }
+        // Every event received: one count, polled.
+        await waitFor(unique, (n) => n >= TOTAL, left()).catch(() => undefined);
+        const missing = events.filter((e) => !seen.has(e.eventId)).map((e) => e.eventId);
+        expect(missing).toEqual([]);
+        // And every delivery ends `delivered`: one SQL count per poll, not one wait per event.
+        const statusCounts = () =>
+          db
+            .query(
+              `SELECT status, count(*)::int AS n FROM webhooks.webhook_deliveries GROUP BY status ORDER BY status`,
+            )
+            .then((r) => r.rows as { status: string; n: number }[]);
+        const rows = await waitFor(
+          statusCounts,
+          (r) => r.length === 1 && r[0]!.status === 'delivered' && r[0]!.n === TOTAL,
+          Math.min(60_000, left()),
+        ).catch(() => statusCounts());
+        expect(rows).toEqual([{ status: 'delivered', n: TOTAL }]);
+      } finally {
+        clearInterval(progress);
+        await db.end();
+      }
+      process.stdout.write(
+        `chaos dispatcher: ${TOTAL} events, ${kills} kills, 0 lost, ` +
+          `${receiver.at('/chaos').length - TOTAL} duplicate deliveries (at-least-once), ${Date.now() - started} ms\n`,
+      );
+    } finally {
+      await queue.close();
+      await rpc.onApplicationShutdown();
+      await kill9(child);
+    }
+  },
+  BUDGET_MS + 30_000,
+);

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from 'pg';
+import { Client, type ClientBase } from 'pg';
 import { baseEnvSchema, loadConfig } from './config';
 import type { ClassRef } from './tokens';
 import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
@@ -19,6 +19,17 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
 
 function assertSchemaName(schema: string): void {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`Invalid schema name: ${schema}`);
+}
+
+/**
+ * pg-pool takes its idle 'error' listener off a new client when it hands it out, and TypeORM puts its own on
+ * a microtask later. A FATAL that arrives in the same socket read as the connection's ReadyForQuery (a
+ * pg_terminate_backend, a failover, a restart right after connecting) is emitted in between, with no
+ * listener: Node throws it, and the process dies. This listener stays for the client's life so such an error
+ * is an ordinary one: the pending query fails (503 to the caller) and the pool drops the client.
+ */
+export function keepClientErrorsHandled(client: ClientBase): void {
+  client.on('error', () => undefined);
 }
 
 /** DataSource options for one service schema: its own migrations table, never synchronize. */
@@ -40,6 +51,8 @@ export function serviceDataSourceOptions(opts: ServiceDatabaseOptions): DataSour
       max: opts.poolSize ?? 20,
       application_name: opts.applicationName ?? opts.schema,
       options: `-c search_path=${opts.schema},public`,
+      // pg-pool calls it on every new connection before handing it out.
+      onConnect: keepClientErrorsHandled,
     },
   };
 }

@@ -56,8 +56,11 @@ function databaseError(exception: unknown): NormalizedError | undefined {
   }
   const message = (exception as Error)?.message ?? '';
   const name = (exception as Error)?.name ?? '';
-  // Connections that died under the pool (pg_terminate_backend, a restart) or a Redis that is away.
+  // Connections that died under the pool (pg_terminate_backend, a restart) or a Redis that is away. TypeORM
+  // releases a query runner whose connection emitted an error between two queries of a transaction; the
+  // next query of that transaction then fails with QueryRunner(Provider)AlreadyReleasedError (nothing committed).
   if (
+    /^QueryRunner(Provider)?AlreadyReleasedError$/.test(name) ||
     /Connection terminated|terminating connection|Client has encountered a connection error|ECONNREFUSED|ECONNRESET|Connection is closed|timeout exceeded when trying to connect/i.test(
       message,
     ) ||

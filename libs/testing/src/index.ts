@@ -13,3 +13,4 @@ export * from './timing';
 export * from './fuzz';
 export * from './media-store-process';
 export * from './service-process';
+export * from './chaos';

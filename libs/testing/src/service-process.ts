@@ -19,13 +19,15 @@ export interface ServiceProcess {
 
 /**
  * Runs a built app (`node <main>`) as a child process on loopback with the given env, migrating its own schema
- * at boot as in production, and resolves once its /health answers 200 (30 s at most; its stderr is in the error).
+ * at boot as in production, and resolves once its /health answers 200 (`bootTimeoutMs`, 30 s by default; its
+ * stderr is in the error, and the child is killed).
  */
 export async function startServiceProcess(
   name: string,
   main: string,
   env: Record<string, string>,
   port?: number,
+  bootTimeoutMs = 30_000,
 ): Promise<ServiceProcess> {
   const listenPort = port ?? (await freePort());
   const child = spawn(process.execPath, [main], {
@@ -41,14 +43,18 @@ export async function startServiceProcess(
   });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + bootTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`);
     const ok = await fetch(`http://127.0.0.1:${listenPort}/health`)
       .then((r) => r.status === 200)
       .catch(() => false);
     if (ok) break;
-    if (Date.now() > deadline) throw new Error(`${name} not healthy: ${stderr}`);
+    if (Date.now() > deadline) {
+      // Never leave a half-started child behind.
+      child.kill('SIGKILL');
+      throw new Error(`${name} not healthy after ${bootTimeoutMs} ms: ${stderr}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
