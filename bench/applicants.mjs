@@ -67,7 +67,10 @@ export const bench = {
       }
       // The hosted SDK's hot calls (folded from the former bench/sdk-session.mjs): a session link and token.
       const link = await (
-        await fetch(`${api.url}/v1/applicants/bench-sdk/verifications`, { method: 'POST', headers })
+        await fetch(`${api.url}/v1/applicants/bench-sdk/verifications`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'text/plain' },
+        })
       ).json();
       const { token } = await (await fetch(`${api.url}/api/v1/sdk/links/${link.shortCode}`)).json();
       if (!token) throw new Error('no SDK token');

@@ -2,7 +2,7 @@
 // `pnpm bench`: runs every bench (or --only NAME …), prints ONE table — figure, value, baseline, ratio, goal,
 // met, and the server CPU ms per request beside every req/s — and writes bench/results/latest.json.
 //
-//   pnpm build && pnpm bench [--only applicants,custody,webhooks,media,aml,media-checks] [--runs 3] [--quick]
+//   pnpm build && pnpm bench [--only aml,media-checks,applicants,custody,webhooks,media,chain] [--runs 3] [--quick]
 //                            [--duration 5] [--connections 10,50,200] [--no-preload] [--rows 1000000] [--chart]
 //
 // --runs N repeats every bench N times and prints the median with the spread (min–max) of each number.
@@ -22,6 +22,7 @@ const BENCHES = {
   custody: () => import('./custody-transfer.mjs'),
   webhooks: () => import('./webhooks-delivery.mjs'),
   media: () => import('./media-stream.mjs'),
+  chain: () => import('./chain.mjs'),
 };
 
 const ctx = options();
