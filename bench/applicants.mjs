@@ -12,7 +12,7 @@ import { startBaselineServer, measureInsert, measureGet } from './lib/baselines.
 import { measure } from './lib/load.mjs';
 import { requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress, rowsLabel } from './lib/report.mjs';
-import { seed } from './seed-scale.mjs';
+import { explainHotPaths, seed } from './seed-scale.mjs';
 
 const appRequire = requireFrom('apps/verification-api');
 const POOL = 20;
@@ -99,7 +99,7 @@ export const bench = {
         const made = await create(c);
         const baseGet = await measureGet(baseline, { connections: c, duration: ctx.duration });
         const read = await status(c);
-        empty[c] = { made, read };
+        empty[c] = { made, read, base, baseGet };
         figures.push(
           figure({
             key: `applicants.create.c${c}`,
@@ -193,15 +193,23 @@ export const bench = {
             unit: 's',
             value: seeded.seconds,
             rowsSeeded: seeded.rows,
+            explain: await explainHotPaths(env.DATABASE_URL, 'applicants'),
           }),
         );
         for (const c of ctx.connections) {
           progress(`applicants: ${c} connections, ${ctx.rows.toLocaleString('en')} applicants preloaded`);
+          const base = await measureInsert(baseline, { connections: c, duration: ctx.duration });
           const made = await create(c);
+          const baseGet = await measureGet(baseline, { connections: c, duration: ctx.duration });
           const read = await status(c);
-          for (const [series, r, label] of [
-            ['create', made, 'POST /v1/applicants'],
-            ['status', read, 'GET /v1/applicants/{id}/status'],
+          for (const [series, r, label, drift] of [
+            ['create', made, 'POST /v1/applicants', empty[c].base.reqPerSec / base.reqPerSec],
+            [
+              'status',
+              read,
+              'GET /v1/applicants/{id}/status',
+              empty[c].baseGet.reqPerSec / baseGet.reqPerSec,
+            ],
           ]) {
             const e = series === 'create' ? empty[c].made : empty[c].read;
             figures.push(
@@ -216,6 +224,7 @@ export const bench = {
                 value: r.reqPerSec,
                 baseline: e.reqPerSec,
                 baselineLabel: 'empty',
+                drift,
                 p50Ms: r.p50Ms,
                 p99Ms: r.p99Ms,
                 baselineP99Ms: e.p99Ms,

@@ -18,7 +18,7 @@ import { startBaselineServer, measureInsert } from './lib/baselines.mjs';
 import { measure } from './lib/load.mjs';
 import { freePort, requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress, rowsLabel } from './lib/report.mjs';
-import { seed } from './seed-scale.mjs';
+import { explainHotPaths, seed } from './seed-scale.mjs';
 
 const appRequire = requireFrom('apps/custody-api');
 const { Client } = appRequire('pg');
@@ -249,6 +249,7 @@ export const bench = {
         });
         const r = await transfer(c);
         r.anomalies = await phaseAnomalies([r]);
+        r.base = base;
         empty[c] = r;
         figures.push(
           figure({
@@ -272,8 +273,6 @@ export const bench = {
           }),
         );
       }
-      await baseline.stop();
-
       if (ctx.preload) {
         const seeded = await seed(url, 'transactions', ctx.rows);
         figures.push(
@@ -284,10 +283,20 @@ export const bench = {
             unit: 's',
             value: seeded.seconds,
             rowsSeeded: seeded.rows,
+            explain: await explainHotPaths(url, 'transactions'),
           }),
         );
         for (const c of ctx.connections) {
           progress(`custody: ${c} connections, ${ctx.rows.toLocaleString('en')} transactions preloaded`);
+          const base = await measureInsert(baseline, {
+            connections: c,
+            duration: ctx.duration,
+            body: () => ({
+              sourceWalletId: wallets[0],
+              destinationWalletId: wallets[1],
+              amount: '0.00000001',
+            }),
+          });
           const r = await transfer(c);
           r.anomalies = await phaseAnomalies([r]);
           const e = empty[c];
@@ -303,6 +312,7 @@ export const bench = {
               value: r.reqPerSec,
               baseline: e.reqPerSec,
               baselineLabel: 'empty',
+              drift: e.base.reqPerSec / base.reqPerSec,
               p50Ms: r.p50Ms,
               p99Ms: r.p99Ms,
               baselineP99Ms: e.p99Ms,
@@ -314,6 +324,7 @@ export const bench = {
           );
         }
       }
+      await baseline.stop();
       await api.stop();
     } finally {
       await testEnv.teardown();

@@ -46,6 +46,15 @@ try {
         progress(`run ${run}/${ctx.runs}: ${name} FAILED: ${err?.message ?? err}`);
       }
       await stopAll();
+      // Written after every bench, so an interrupted run still leaves what it measured (partial: true).
+      writeJson(ctx.out ?? join(root, 'bench/results/latest.json'), {
+        partial: true,
+        startedAt: started.toISOString(),
+        options: ctx,
+        benches: names,
+        figures: aggregate([...runs, figures]),
+        failures,
+      });
     }
     runs.push(figures);
   }
@@ -64,6 +73,7 @@ console.log(header);
 console.log(table(figures));
 const out = ctx.out ?? join(root, 'bench/results/latest.json');
 writeJson(out, {
+  partial: false,
   startedAt: started.toISOString(),
   finishedAt: new Date().toISOString(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg(), node: process.version },

@@ -145,6 +145,69 @@ export async function seed(databaseUrl, what, count = 1_000_000) {
   return { rows, seconds };
 }
 
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of the lookups the hot paths make, on the seeded tables (a copy's keys, so the
+ * row is found among the million): the plan's node types and the execution time, for latest.json and the docs.
+ */
+const HOT_LOOKUPS = {
+  applicants: [
+    [
+      'applicant by (external_user_id, product_id): status, create conflict',
+      `SELECT a.id, a.status FROM verification.applicants a
+        WHERE a.external_user_id = (SELECT external_user_id FROM verification.applicants WHERE external_user_id LIKE 'seed-%' LIMIT 1)
+          AND a.product_id = (SELECT product_id FROM verification.applicants LIMIT 1)`,
+    ],
+    [
+      'steps of an applicant',
+      `SELECT kind, review_status FROM verification.applicant_steps
+        WHERE applicant_id = (SELECT id FROM verification.applicants WHERE external_user_id LIKE 'seed-%' LIMIT 1)`,
+    ],
+  ],
+  transactions: [
+    [
+      'idempotency key (tenant, environment, endpoint, key)',
+      `SELECT status_code FROM custody.idempotency_keys i
+        WHERE (i.tenant_id, i.environment, i.endpoint, i.key) =
+              (SELECT tenant_id, environment, endpoint, key FROM custody.idempotency_keys WHERE key LIKE 'seed-%' LIMIT 1)`,
+    ],
+    [
+      'transactions page (tenant, environment, newest first)',
+      `SELECT id FROM custody.transactions WHERE (tenant_id, environment) =
+         (SELECT tenant_id, environment FROM custody.transactions LIMIT 1) ORDER BY created_at DESC, id DESC LIMIT 50`,
+    ],
+  ],
+};
+
+export async function explainHotPaths(databaseUrl, what) {
+  const client = new Client({ connectionString: databaseUrl, application_name: 'bench-explain' });
+  await client.connect();
+  try {
+    const out = [];
+    for (const [label, sql] of HOT_LOOKUPS[what] ?? []) {
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`);
+      const plan = rows[0]['QUERY PLAN'][0];
+      const nodes = [];
+      const walk = (n) => {
+        nodes.push(
+          `${n['Node Type']}${n['Index Name'] ? ` using ${n['Index Name']}` : ''}${n['Relation Name'] ? ` on ${n['Relation Name']}` : ''}`,
+        );
+        for (const c of n.Plans ?? []) walk(c);
+      };
+      walk(plan.Plan);
+      out.push({
+        label,
+        executionMs: plan['Execution Time'],
+        sharedHitBlocks: plan.Plan['Shared Hit Blocks'],
+        sharedReadBlocks: plan.Plan['Shared Read Blocks'],
+        nodes,
+      });
+    }
+    return out;
+  } finally {
+    await client.end();
+  }
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: {
@@ -160,5 +223,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   const result = await seed(values.database, values.what, Number(values.count));
-  console.log(JSON.stringify(result));
+  console.log(
+    JSON.stringify({ ...result, explain: await explainHotPaths(values.database, values.what) }, null, 2),
+  );
 }

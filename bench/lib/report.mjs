@@ -21,12 +21,16 @@ export function progress(message) {
  *   zeroAnomalies: anomalies === 0
  */
 export function figure(f) {
-  const ratio =
+  const rawRatio =
     f.baseline == null || !Number.isFinite(f.baseline) || f.baseline === 0
       ? null
       : f.lowerIsBetter
         ? f.baseline / f.value
         : f.value / f.baseline;
+  // Preloaded-table figures compare with a run made minutes earlier; the same-run baseline is measured again
+  // beside each, and `drift` = baseline then / baseline now corrects the ratio for the machine's load change.
+  const ratio =
+    rawRatio != null && f.drift != null && Number.isFinite(f.drift) ? rawRatio * f.drift : rawRatio;
   const goal = f.goal ?? null;
   let met = null;
   if (goal) {
@@ -42,9 +46,11 @@ export function figure(f) {
           f.p99Ms <= goal.p99AtMostBaselineTimes * f.baselineP99Ms,
       );
     if (goal.zeroAnomalies) checks.push(f.anomalies === 0);
+    // A figure whose load saw non-2xx answers or errors never meets its goal.
+    if (f.failures) checks.push(false);
     met = checks.every(Boolean);
   }
-  return { ...f, ratio, met };
+  return { ...f, rawRatio, ratio, met };
 }
 
 /** The goal as the table prints it. */
@@ -91,6 +97,8 @@ export function aggregate(runs) {
       baselineP99Ms: med('baselineP99Ms'),
       cpuMsPerReq: med('cpuMsPerReq'),
       baselineCpuMsPerReq: med('baselineCpuMsPerReq'),
+      drift: med('drift') ?? undefined,
+      failures: list.reduce((n, f) => n + (f.failures ?? 0), 0),
       anomalies: list.some((f) => f.anomalies != null)
         ? list.reduce((n, f) => n + (f.anomalies ?? 0), 0)
         : undefined,
@@ -153,12 +161,13 @@ export function table(figures) {
     const extra = [];
     if (f.p99Ms != null && f.unit !== 'ms') extra.push(`p99 ${num(f.p99Ms)} ms`);
     if (f.anomalies != null) extra.push(`${f.anomalies} anomalies`);
+    if (f.failures) extra.push(`${f.failures} non-2xx/errors`);
     return [
       f.figure,
       `${withSpread(f.value, f.spread?.value, f.unit)}${extra.length ? `, ${extra.join(', ')}` : ''}`,
       f.baseline == null
         ? '–'
-        : `${withSpread(f.baseline, f.spread?.baseline, f.unit)} ${f.baselineLabel ?? ''}`.trim(),
+        : `${withSpread(f.baseline, f.spread?.baseline, f.unit)} ${f.baselineLabel ?? ''}${f.drift != null ? ` (drift ×${f.drift.toFixed(2)})` : ''}`.trim(),
       withSpread(f.ratio, f.spread?.ratio, '', pct),
       goalText(f.goal),
       met,
