@@ -150,41 +150,54 @@ export async function seed(databaseUrl, what, count = 1_000_000) {
  * row is found among the million): the plan's node types and the execution time, for latest.json and the docs.
  */
 const HOT_LOOKUPS = {
-  applicants: [
-    [
-      'applicant by (external_user_id, product_id): status, create conflict',
-      `SELECT a.id, a.status FROM verification.applicants a
-        WHERE a.external_user_id = (SELECT external_user_id FROM verification.applicants WHERE external_user_id LIKE 'seed-%' LIMIT 1)
-          AND a.product_id = (SELECT product_id FROM verification.applicants LIMIT 1)`,
+  applicants: {
+    // One seeded applicant's keys (found first, so the plans below are of the lookups alone).
+    keys: `SELECT id, external_user_id, product_id FROM verification.applicants
+            WHERE external_user_id LIKE 'seed-%' ORDER BY external_user_id DESC LIMIT 1`,
+    lookups: [
+      [
+        'applicant by (external_user_id, product_id): status, create conflict',
+        `SELECT a.id, a.status FROM verification.applicants a WHERE a.external_user_id = $1 AND a.product_id = $2`,
+        (k) => [k.external_user_id, k.product_id],
+      ],
+      [
+        'steps of an applicant',
+        `SELECT kind, review_status FROM verification.applicant_steps WHERE applicant_id = $1`,
+        (k) => [k.id],
+      ],
     ],
-    [
-      'steps of an applicant',
-      `SELECT kind, review_status FROM verification.applicant_steps
-        WHERE applicant_id = (SELECT id FROM verification.applicants WHERE external_user_id LIKE 'seed-%' LIMIT 1)`,
+  },
+  transactions: {
+    keys: `SELECT tenant_id, environment, endpoint, key FROM custody.idempotency_keys
+            WHERE key LIKE 'seed-%' ORDER BY key DESC LIMIT 1`,
+    lookups: [
+      [
+        'idempotency key (tenant, environment, endpoint, key)',
+        `SELECT status_code FROM custody.idempotency_keys
+          WHERE tenant_id = $1 AND environment = $2 AND endpoint = $3 AND key = $4`,
+        (k) => [k.tenant_id, k.environment, k.endpoint, k.key],
+      ],
+      [
+        'transactions page (tenant, environment, newest first)',
+        `SELECT id FROM custody.transactions WHERE tenant_id = $1 AND environment = $2
+          ORDER BY created_at DESC, id DESC LIMIT 50`,
+        (k) => [k.tenant_id, k.environment],
+      ],
     ],
-  ],
-  transactions: [
-    [
-      'idempotency key (tenant, environment, endpoint, key)',
-      `SELECT status_code FROM custody.idempotency_keys i
-        WHERE (i.tenant_id, i.environment, i.endpoint, i.key) =
-              (SELECT tenant_id, environment, endpoint, key FROM custody.idempotency_keys WHERE key LIKE 'seed-%' LIMIT 1)`,
-    ],
-    [
-      'transactions page (tenant, environment, newest first)',
-      `SELECT id FROM custody.transactions WHERE (tenant_id, environment) =
-         (SELECT tenant_id, environment FROM custody.transactions LIMIT 1) ORDER BY created_at DESC, id DESC LIMIT 50`,
-    ],
-  ],
+  },
 };
 
 export async function explainHotPaths(databaseUrl, what) {
+  const hot = HOT_LOOKUPS[what];
+  if (!hot) return [];
   const client = new Client({ connectionString: databaseUrl, application_name: 'bench-explain' });
   await client.connect();
   try {
+    const [key] = (await client.query(hot.keys)).rows;
+    if (!key) return [];
     const out = [];
-    for (const [label, sql] of HOT_LOOKUPS[what] ?? []) {
-      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`);
+    for (const [label, sql, params] of hot.lookups) {
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params(key));
       const plan = rows[0]['QUERY PLAN'][0];
       const nodes = [];
       const walk = (n) => {
