@@ -50,6 +50,8 @@ export function curveRows(figures) {
 }
 
 function spec(rows, field, title) {
+  // One colour per line in every chart, whichever lines a chart has data for.
+  const lines = [...new Set(rows.map((r) => r.line))].sort();
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     data: { values: rows.filter((r) => r[field] != null && Number.isFinite(r[field])) },
@@ -74,9 +76,10 @@ function spec(rows, field, title) {
           field: 'line',
           type: 'nominal',
           title: null,
+          scale: { domain: lines },
           legend: { orient: 'bottom', columns: 1, labelLimit: 400 },
         },
-        strokeDash: { field: 'line', type: 'nominal', legend: null },
+        strokeDash: { field: 'line', type: 'nominal', title: null, scale: { domain: lines } },
       },
     },
     config: { background: 'white', font: 'sans-serif' },
