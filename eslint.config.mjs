@@ -33,4 +33,20 @@ export default tseslint.config(
     ],
     rules: { 'no-restricted-syntax': 'off' },
   },
+  {
+    // The bench harness (plain Node ESM/CJS scripts): Node's own globals.
+    files: ['bench/**/*.mjs', 'bench/**/*.cjs'],
+    languageOptions: {
+      globals: {
+        fetch: 'readonly',
+        performance: 'readonly',
+        URL: 'readonly',
+        crypto: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+      },
+    },
+  },
 );

@@ -1,112 +1,106 @@
 #!/usr/bin/env node
-// Bench: the cost of the media checks' inspections (decision 0133), in-process, beside a same-run baseline
-// that streams the same bytes through sha256 (the floor of reading them at all):
+// Bench "media-checks": the cost of the media checks' inspections (decision 0133), in-process, beside a same-run
+// baseline that streams the same bytes through sha256 (the floor of reading them at all):
 //   - image: a 1600x1200 photo-like JPEG decoded in full by sharp (identity_doc, selfie, poa);
 //   - clip: a 10 s 320x240 WebM written to a temporary file and its duration read by ffprobe (liveness).
-// Prints inspections/s, wall and CPU ms per inspection (this process; ffprobe's own CPU is a child's) and the
-// ratio to the baseline, per run and as min-max over runs.
+// CPU ms per inspection is this process's (ffprobe's own CPU is a child's and not counted).
 //
-//   pnpm build && node bench/media-checks.mjs [--seconds 3] [--runs 3]
+//   pnpm build && node bench/media-checks.mjs [--duration 5]
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { standalone } from './lib/bench.mjs';
+import { measureCalls } from './lib/inprocess.mjs';
+import { requireFrom } from './lib/proc.mjs';
+import { figure, progress } from './lib/report.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const appRequire = createRequire(join(here, '../apps/verification-api/package.json'));
-const { values: args } = parseArgs({
-  options: { seconds: { type: 'string', default: '3' }, runs: { type: 'string', default: '3' } },
-});
-
-const sharp = appRequire('sharp');
-const { MediaInspectorService } = appRequire('./dist/modules/checks/media-inspector.service');
-const inspector = new MediaInspectorService({ FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe' });
-
-const image = await sharp({
-  create: {
-    width: 1600,
-    height: 1200,
-    channels: 3,
-    background: '#808080',
-    noise: { type: 'gaussian', mean: 128, sigma: 40 },
-  },
-})
-  .jpeg({ quality: 85 })
-  .toBuffer();
-const dir = mkdtempSync(join(tmpdir(), 'bench-media-'));
-let clip;
-try {
-  const file = join(dir, 'clip.webm');
-  execFileSync('ffmpeg', [
-    '-v',
-    'error',
-    '-f',
-    'lavfi',
-    '-i',
-    'testsrc=s=320x240:r=15',
-    '-t',
-    '10',
-    '-c:v',
-    'libvpx',
-    '-b:v',
-    '200k',
-    file,
-  ]);
-  clip = readFileSync(file);
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+async function fixtures(sharp) {
+  const image = await sharp({
+    create: {
+      width: 1600,
+      height: 1200,
+      channels: 3,
+      background: '#808080',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
+    .jpeg({ quality: 85 })
+    .toBuffer();
+  const dir = mkdtempSync(join(tmpdir(), 'bench-media-'));
+  try {
+    const file = join(dir, 'clip.webm');
+    execFileSync('ffmpeg', [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=s=320x240:r=15',
+      '-t',
+      '10',
+      '-c:v',
+      'libvpx',
+      '-b:v',
+      '200k',
+      file,
+    ]);
+    return { image, clip: readFileSync(file) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const chunks = (bytes) =>
   Readable.from([bytes.subarray(0, bytes.length >> 1), bytes.subarray(bytes.length >> 1)]);
-const baseline = async (bytes) => {
+const sha = async (bytes) => {
   const hash = createHash('sha256');
   for await (const chunk of chunks(bytes)) hash.update(chunk);
   hash.digest();
 };
 
-async function measure(fn) {
-  const deadline = Date.now() + Number(args.seconds) * 1000;
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  let n = 0;
-  while (Date.now() < deadline) {
-    await fn();
-    n++;
-  }
-  const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
-  const cpu = process.cpuUsage(cpu0);
-  return { perSecond: (n * 1000) / wallMs, wallMs: wallMs / n, cpuMs: (cpu.user + cpu.system) / 1000 / n };
-}
+export const bench = {
+  name: 'media-checks',
+  description: 'media inspections (sharp decode, ffprobe) vs sha256 of the same bytes',
+  async run(ctx) {
+    const appRequire = requireFrom('apps/verification-api');
+    const { MediaInspectorService } = appRequire('./dist/modules/checks/media-inspector.service');
+    const inspector = new MediaInspectorService({ FFPROBE_PATH: process.env.FFPROBE_PATH ?? 'ffprobe' });
+    const { image, clip } = await fixtures(appRequire('sharp'));
+    const figures = [];
+    for (const [name, bytes, inspect] of [
+      ['image', image, (b) => inspector.image(chunks(b))],
+      ['clip', clip, (b) => inspector.video(chunks(b))],
+    ]) {
+      const base = await measureCalls(() => sha(bytes), ctx.duration);
+      const real = await measureCalls(async () => {
+        const r = await inspect(bytes);
+        if (!r.ok) throw new Error(`inspection failed: ${r.error}`);
+      }, ctx.duration);
+      progress(
+        `  media-checks ${name}: ${real.perSecond.toFixed(1)}/s, ${real.cpuMsEach.toFixed(2)} CPU ms each`,
+      );
+      figures.push(
+        figure({
+          key: `media-checks.${name}`,
+          bench: 'media-checks',
+          figure:
+            name === 'image'
+              ? 'image inspection (1600×1200 JPEG decode)'
+              : 'clip inspection (10 s WebM, ffprobe)',
+          unit: '/s',
+          value: real.perSecond,
+          baseline: base.perSecond,
+          baselineLabel: 'sha256',
+          cpuMsPerReq: real.cpuMsEach,
+          baselineCpuMsPerReq: base.cpuMsEach,
+        }),
+      );
+    }
+    return figures;
+  },
+};
 
-const fmt = (r) =>
-  `${r.perSecond.toFixed(1)}/s, ${r.wallMs.toFixed(2)} ms wall, ${r.cpuMs.toFixed(2)} ms CPU`;
-console.log(`image ${image.length} bytes (1600x1200 JPEG), clip ${clip.length} bytes (10 s WebM)`);
-const results = { image: [], clip: [] };
-for (let run = 1; run <= Number(args.runs); run++) {
-  for (const [name, bytes, inspect] of [
-    ['image', image, (b) => inspector.image(chunks(b))],
-    ['clip', clip, (b) => inspector.video(chunks(b))],
-  ]) {
-    const base = await measure(() => baseline(bytes));
-    const real = await measure(async () => {
-      const r = await inspect(bytes);
-      if (!r.ok) throw new Error(`inspection failed: ${r.error}`);
-    });
-    const ratio = base.perSecond / real.perSecond;
-    results[name].push(real.perSecond);
-    console.log(
-      `run ${run} ${name}: ${fmt(real)} | baseline sha256 ${fmt(base)} | ${ratio.toFixed(0)}x the baseline`,
-    );
-  }
-}
-for (const [name, list] of Object.entries(results)) {
-  console.log(
-    `${name}: ${Math.min(...list).toFixed(1)}-${Math.max(...list).toFixed(1)} inspections/s over ${list.length} runs`,
-  );
-}
+await standalone(import.meta.url, bench);

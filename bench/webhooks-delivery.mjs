@@ -1,143 +1,29 @@
-// Webhook delivery bench: deliveries/s to a local HTTPS receiver, and the lag from outbox commit to the
-// first delivery attempt at a steady 200 events/s through the real outbox relay.
+#!/usr/bin/env node
+// Bench "webhooks": the real webhook-dispatcher (apps/webhook-dispatcher/dist/main.js, its own process) at each
+// WEBHOOK_CONCURRENCY of the scale curve, delivering a backlog of webhook.events jobs to a local HTTPS receiver,
+// beside raw undici HTTPS POSTs to the same receiver from one process with as many connections (the ceiling);
+// then the lag from outbox commit to the first delivery attempt at a steady 200 events/s through production's
+// path: rows appended by libs/platform appendToOutbox into custody's real outbox (custody's migrations, the
+// OutboxNotifyTrigger included), woken by NOTIFY at commit, relayed by the real OutboxRelay in custody's worker
+// process (apps/custody-api/dist/worker.js), delivered by the dispatcher.
 //
-//   pnpm build && node bench/webhooks-delivery.mjs [--events 10000] [--rate 200] [--seconds 20]
+//   pnpm build && node bench/webhooks-delivery.mjs [--duration 5] [--connections 10,50,200]
 //
-// Needs Postgres and Redis as in the test setup (TEST_POSTGRES_URL, TEST_REDIS_URL). The dispatcher runs
-// as its own process (apps/webhook-dispatcher/dist/main.js); the receiver, the producer (appendToOutbox +
-// OutboxRelay) and this script share the bench process.
-import { spawn } from 'node:child_process';
+// The receiver runs in this process and records each webhook-id's first arrival.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:https';
-import { createRequire } from 'node:module';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { standalone } from './lib/bench.mjs';
+import { freePort, requireFrom, root, startServer } from './lib/proc.mjs';
+import { figure, progress } from './lib/report.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(join(root, 'apps/webhook-dispatcher/package.json'));
-require('reflect-metadata');
-const { Client } = require('pg');
-const { Queue } = require('bullmq');
-const { NestFactory } = require('@nestjs/core');
-const { Module } = require('@nestjs/common');
-const { DataSource } = require('typeorm');
-const platform = require('@tessera/platform');
-const contracts = require('@tessera/contracts');
-const { migrateServiceSchema } = platform;
-const { databaseOptions } = require(join(root, 'apps/webhook-dispatcher/dist/database/database.js'));
+const require = requireFrom('apps/webhook-dispatcher');
+const custodyRequire = requireFrom('apps/custody-api');
+const LAG_RATE = 200;
 
-const { values: args } = parseArgs({
-  options: {
-    events: { type: 'string', default: '10000' },
-    rate: { type: 'string', default: '200' },
-    seconds: { type: 'string', default: '20' },
-    concurrency: { type: 'string', default: '64' },
-  },
-});
-const PG = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const dbName = `bench_webhooks_${process.pid}`;
-const dbUrl = (() => {
-  const u = new URL(PG);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
-const prefix = `bench-wh-${process.pid}`;
-
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// --- HTTPS receiver -------------------------------------------------------------------------------
-const certificate = require('@tessera/testing').makeCertificate();
-const arrivals = new Map(); // webhook-id -> first arrival (ms)
-let received = 0;
-const server = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
-  req.resume();
-  req.on('end', () => {
-    received++;
-    const id = req.headers['webhook-id'];
-    if (!arrivals.has(id)) arrivals.set(id, performance.timeOrigin + performance.now());
-    res.writeHead(200);
-    res.end();
-  });
-});
-server.keepAliveTimeout = 60_000;
-await new Promise((r) => server.listen(0, '127.0.0.1', r));
-const port = server.address().port;
-
-// --- Database: dispatcher schema + a producer schema with an outbox -------------------------------
-const admin = new Client({ connectionString: PG });
-await admin.connect();
-await admin.query(`DROP DATABASE IF EXISTS ${dbName}`);
-await admin.query(`CREATE DATABASE ${dbName}`);
-await migrateServiceSchema(databaseOptions(dbUrl));
-class ProducerInit1700000000001 {
-  name = 'ProducerInit1700000000001';
-  async up(q) {
-    await q.query(
-      'CREATE TABLE "outbox" ("id" uuid NOT NULL PRIMARY KEY, "tenant_id" text NOT NULL, "event_type" text NOT NULL, "entity_type" text NOT NULL, "entity_id" text NOT NULL, "data" jsonb NOT NULL, "occurred_at" TIMESTAMP WITH TIME ZONE NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "relayed_at" TIMESTAMP WITH TIME ZONE)',
-    );
-    await q.query(
-      'CREATE INDEX "outbox_unrelayed_idx" ON "outbox" ("created_at") WHERE "relayed_at" IS NULL',
-    );
-  }
-  async down() {}
-}
-const producerDatabase = {
-  schema: 'producer',
-  entities: [platform.OutboxEventEntity],
-  migrations: [ProducerInit1700000000001],
-};
-await migrateServiceSchema({ url: dbUrl, ...producerDatabase });
-
-// --- Dispatcher process -----------------------------------------------------------------------------
-const dispatcher = spawn(process.execPath, [join(root, 'apps/webhook-dispatcher/dist/main.js')], {
-  env: {
-    ...process.env,
-    DATABASE_URL: dbUrl,
-    REDIS_URL,
-    QUEUE_PREFIX: prefix,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    LOG_REQUESTS: 'false',
-    SECRETS_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
-    WEBHOOK_CA_FILE: certificate.certFile,
-    WEBHOOK_CONCURRENCY: args.concurrency,
-    DB_POOL_SIZE: '30',
-  },
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
-const rpc = new platform.RpcClient(REDIS_URL, prefix);
-const anyReply = contracts.rpcResult(require('zod').any());
-for (let i = 0; ; i++) {
-  try {
-    const put = await rpc.send(
-      contracts.WEBHOOK_RPC.PUT_ENDPOINT,
-      { tenantId: 'bench', source: 'custody', body: { url: `https://127.0.0.1:${port}/hook` } },
-      anyReply,
-      1000,
-    );
-    if (!put.ok) throw new Error(JSON.stringify(put.error));
-    break;
-  } catch (err) {
-    if (i > 60) throw err;
-    await sleep(500);
-  }
-}
-
-const event = (i) => ({
-  eventId: randomUUID(),
-  source: 'custody',
-  tenantId: 'bench',
-  eventType: 'balance.updated',
-  entityType: 'balance',
-  entityId: `${randomUUID()}:${i}`,
-  occurredAt: new Date().toISOString(),
-  data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
-});
+const pct = (sorted, p) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 async function waitUntil(fn, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -148,132 +34,281 @@ async function waitUntil(fn, timeoutMs) {
   return true;
 }
 
-// --- Phase 1: throughput ----------------------------------------------------------------------------
-const N = Number(args.events);
-const queue = new Queue(contracts.JOBS.WEBHOOK_EVENT.queue, {
-  connection: { url: REDIS_URL },
-  prefix: platform.bullPrefix(prefix),
-});
-// Warm-up: connections and caches.
-await queue.addBulk(
-  Array.from({ length: 200 }, (_, i) => event(i)).map((e) => ({
-    name: contracts.JOBS.WEBHOOK_EVENT.name,
-    data: e,
-    opts: { jobId: e.eventId },
-  })),
-);
-await waitUntil(() => arrivals.size >= 200, 30_000);
-arrivals.clear();
-const events = Array.from({ length: N }, (_, i) => event(i));
-const t0 = performance.timeOrigin + performance.now();
-for (let i = 0; i < N; i += 1000) {
-  await queue.addBulk(
-    events.slice(i, i + 1000).map((e) => ({
-      name: contracts.JOBS.WEBHOOK_EVENT.name,
-      data: e,
-      opts: { jobId: e.eventId, removeOnComplete: true },
-    })),
+function startReceiver(certificate) {
+  const arrivals = new Map(); // webhook-id -> first arrival (ms, epoch)
+  let received = 0;
+  const server = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      const id = req.headers['webhook-id'];
+      if (!arrivals.has(id)) arrivals.set(id, performance.timeOrigin + performance.now());
+      res.writeHead(200);
+      res.end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        arrivals,
+        received: () => received,
+        url: `https://127.0.0.1:${server.address().port}/hook`,
+        close: () => {
+          server.closeAllConnections();
+          server.close();
+        },
+      }),
+    ),
   );
 }
-const tEnqueued = performance.timeOrigin + performance.now();
-const ok = await waitUntil(() => arrivals.size >= N, 300_000);
-const tDone = Math.max(...arrivals.values());
-const throughput = {
-  events: N,
-  delivered: arrivals.size,
-  complete: ok,
-  enqueueSeconds: +((tEnqueued - t0) / 1000).toFixed(2),
-  deliverySeconds: +((tDone - t0) / 1000).toFixed(2),
-  deliveriesPerSecond: Math.round(arrivals.size / ((tDone - t0) / 1000)),
-};
-console.log(JSON.stringify({ phase: 'throughput (enqueue -> HTTPS receiver)', ...throughput }));
 
-// --- Phase 2: lag from outbox commit to first attempt at a steady rate --------------------------------
-class ProducerModule {}
-Module({})(ProducerModule);
-const env = platform.loadConfig(platform.baseEnvSchema, {
-  DATABASE_URL: dbUrl,
-  REDIS_URL,
-  QUEUE_PREFIX: prefix,
-  PORT: '0',
-  LOG_LEVEL: 'warn',
-  LOG_REQUESTS: 'false',
-});
-const producerApp = await NestFactory.createApplicationContext(
-  {
-    module: ProducerModule,
-    imports: [
-      platform.PlatformModule.forRoot({
-        service: 'bench-producer',
-        env,
-        errorShape: 'custody',
-        database: producerDatabase,
-      }),
-      platform.OutboxRelayModule.forRoot({ source: 'custody', pollMs: 1000 }),
-    ],
+export const bench = {
+  name: 'webhooks',
+  description: 'webhook dispatcher deliveries vs raw undici HTTPS POSTs; outbox commit → first attempt lag',
+  async run(ctx) {
+    require('reflect-metadata');
+    require('@nestjs/common').Logger.overrideLogger(['error', 'warn']);
+    const testing = require('@tessera/testing');
+    const platform = require('@tessera/platform');
+    const contracts = require('@tessera/contracts');
+    const { Queue } = require('bullmq');
+    const { DataSource } = custodyRequire('typeorm');
+    const dispatcherDb = require(join(root, 'apps/webhook-dispatcher/dist/database/database.js'));
+    const custodyDb = custodyRequire(join(root, 'apps/custody-api/dist/database/database.js'));
+    const testEnv = await testing.createTestEnvironment([
+      testing.migratorFor(
+        dispatcherDb.databaseOptions,
+        join(root, 'apps/webhook-dispatcher/src/database/migrations'),
+      ),
+      testing.migratorFor(custodyDb.databaseOptions, join(root, 'apps/custody-api/src/database/migrations')),
+    ]);
+    const certificate = testing.makeCertificate();
+    const receiver = await startReceiver(certificate);
+    const figures = [];
+    const cleanups = [() => receiver.close(), () => testEnv.teardown()];
+    try {
+      const env = {
+        ...testEnv.env,
+        LOG_LEVEL: 'warn',
+        LOG_REQUESTS: 'false',
+        NODE_ENV: 'production',
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
+        WEBHOOK_CA_FILE: certificate.certFile,
+        DB_POOL_SIZE: '30',
+      };
+      const startDispatcher = async (concurrency) => {
+        const port = await freePort();
+        return startServer(`dispatcher-c${concurrency}`, join(root, 'apps/webhook-dispatcher/dist/main.js'), {
+          env: { ...env, PORT: String(port), WEBHOOK_CONCURRENCY: String(concurrency) },
+          readyUrl: `http://127.0.0.1:${port}/health`,
+          profile: true,
+        });
+      };
+      const rpc = new platform.RpcClient(env.REDIS_URL, env.QUEUE_PREFIX);
+      cleanups.unshift(() => rpc.onApplicationShutdown());
+      const queue = new Queue(contracts.JOBS.WEBHOOK_EVENT.queue, {
+        connection: { url: env.REDIS_URL },
+        prefix: platform.bullPrefix(env.QUEUE_PREFIX),
+      });
+      cleanups.unshift(() => queue.close());
+      const event = (i) => ({
+        eventId: randomUUID(),
+        source: 'custody',
+        tenantId: 'bench',
+        eventType: 'balance.updated',
+        entityType: 'balance',
+        entityId: `${randomUUID()}:${i}`,
+        occurredAt: new Date().toISOString(),
+        data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
+      });
+      const enqueue = async (events) => {
+        for (let i = 0; i < events.length; i += 1000)
+          await queue.addBulk(
+            events.slice(i, i + 1000).map((e) => ({
+              name: contracts.JOBS.WEBHOOK_EVENT.name,
+              data: e,
+              opts: { jobId: e.eventId, removeOnComplete: true },
+            })),
+          );
+      };
+      const poster = await startServer('raw-poster', join(root, 'bench/lib/raw-poster.mjs'));
+      const rawPost = (count, connections) =>
+        new Promise((resolve) => {
+          const onMsg = (m) => {
+            if (m?.type === 'posted') {
+              poster.child.off('message', onMsg);
+              resolve(m);
+            }
+          };
+          poster.child.on('message', onMsg);
+          poster.child.send({
+            type: 'post',
+            url: receiver.url,
+            count,
+            connections,
+            caFile: certificate.certFile,
+          });
+        });
+
+      let dispatcher;
+      for (const c of ctx.connections) {
+        progress(`webhooks: concurrency ${c}`);
+        dispatcher = await startDispatcher(c);
+        if (c === ctx.connections[0]) {
+          const anyReply = contracts.rpcResult(require('zod').any());
+          const put = await rpc.send(
+            contracts.WEBHOOK_RPC.PUT_ENDPOINT,
+            { tenantId: 'bench', source: 'custody', body: { url: receiver.url } },
+            anyReply,
+            10_000,
+          );
+          if (!put.ok) throw new Error(JSON.stringify(put.error));
+        }
+        // Raw ceiling: warm, then as many POSTs as ~duration seconds take at the last rate seen.
+        await rawPost(500, c);
+        const rawProbe = await rawPost(1000, c);
+        const rawCount = Math.max(1000, Math.round((1000 / rawProbe.seconds) * ctx.duration));
+        const rawCpu0 = await poster.cpuMs();
+        const raw = await rawPost(rawCount, c);
+        const rawCpu = (await poster.cpuMs()) - rawCpu0;
+        const rawRate = rawCount / raw.seconds;
+        progress(
+          `  raw undici POSTs c=${c}: ${Math.round(rawRate)}/s, ${(rawCpu / rawCount).toFixed(3)} CPU ms each`,
+        );
+
+        // Dispatcher: warm, then a backlog of ~duration seconds of work at the warm-up's rate.
+        receiver.arrivals.clear();
+        const warm = Array.from({ length: 300 }, (_, i) => event(i));
+        const tw = performance.now();
+        await enqueue(warm);
+        if (!(await waitUntil(() => receiver.arrivals.size >= warm.length, 60_000)))
+          throw new Error('warm-up not delivered');
+        const warmRate = warm.length / ((performance.now() - tw) / 1000);
+        const n = Math.max(1000, Math.round(warmRate * ctx.duration * 1.2));
+        receiver.arrivals.clear();
+        const events = Array.from({ length: n }, (_, i) => event(i));
+        const cpu0 = await dispatcher.cpuMs();
+        const t0 = performance.timeOrigin + performance.now();
+        await enqueue(events);
+        const complete = await waitUntil(() => receiver.arrivals.size >= n, 300_000);
+        const tDone = Math.max(...receiver.arrivals.values());
+        const cpu = (await dispatcher.cpuMs()) - cpu0;
+        const rate = receiver.arrivals.size / ((tDone - t0) / 1000);
+        progress(
+          `  dispatcher c=${c}: ${Math.round(rate)} deliveries/s, ${(cpu / n).toFixed(3)} CPU ms each (${n} events)`,
+        );
+        figures.push(
+          figure({
+            key: `webhooks.delivery.c${c}`,
+            bench: 'webhooks',
+            series: 'delivery',
+            connections: c,
+            rows: 'empty',
+            figure: `webhook deliveries, concurrency ${c}`,
+            unit: '/s',
+            value: rate,
+            baseline: rawRate,
+            baselineLabel: 'raw POST',
+            cpuMsPerReq: cpu / n,
+            baselineCpuMsPerReq: rawCpu / rawCount,
+            anomalies: complete ? raw.failed : n - receiver.arrivals.size + raw.failed,
+            events: n,
+            goal: { ratioAtLeast: 0.5 },
+          }),
+        );
+        if (c !== ctx.connections[ctx.connections.length - 1]) await dispatcher.stop();
+      }
+      await poster.stop();
+
+      // Lag: a steady LAG_RATE events/s into custody's real outbox; the real relay in custody's worker.
+      progress(
+        `webhooks: outbox commit → first attempt at ${LAG_RATE} events/s for ${Math.max(5, ctx.duration * 2)} s`,
+      );
+      const workerPort = await freePort();
+      const relay = await startServer('custody-worker', join(root, 'apps/custody-api/dist/worker.js'), {
+        env: { ...env, DB_POOL_SIZE: '10', WORKER_PORT: String(workerPort), CHAIN_SIM_BLOCK_MS: '0' },
+        readyUrl: `http://127.0.0.1:${workerPort}/health`,
+      });
+      const producer = new DataSource({
+        type: 'postgres',
+        url: env.DATABASE_URL,
+        schema: 'custody',
+        entities: [platform.OutboxEventEntity],
+        poolSize: 20,
+      });
+      await producer.initialize();
+      cleanups.unshift(() => producer.destroy());
+      const [{ tgname }] = await producer.query(
+        `SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = 'custody' AND c.relname = 'outbox' AND NOT t.tgisinternal`,
+      );
+      if (tgname !== 'outbox_notify') throw new Error('custody.outbox has no notify trigger');
+      receiver.arrivals.clear();
+      const seconds = Math.max(5, ctx.duration * 2);
+      const committed = new Map();
+      const start = performance.now();
+      let sent = 0;
+      const inflight = [];
+      while (performance.now() - start < seconds * 1000) {
+        const due = Math.floor(((performance.now() - start) / 1000) * LAG_RATE);
+        while (sent < due) {
+          const i = sent++;
+          inflight.push(
+            producer
+              .transaction((m) =>
+                platform.appendToOutbox(m, [
+                  {
+                    tenantId: 'bench',
+                    eventType: 'balance.updated',
+                    entityType: 'balance',
+                    entityId: `lag:${i}`,
+                    data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
+                  },
+                ]),
+              )
+              .then(([id]) => committed.set(id, performance.timeOrigin + performance.now())),
+          );
+        }
+        await sleep(2);
+      }
+      await Promise.all(inflight);
+      await waitUntil(() => [...committed.keys()].every((id) => receiver.arrivals.has(id)), 60_000);
+      const lags = [...committed.entries()]
+        .filter(([id]) => receiver.arrivals.has(id))
+        .map(([id, t]) => receiver.arrivals.get(id) - t)
+        .sort((a, b) => a - b);
+      const missing = committed.size - lags.length;
+      const rate = committed.size / seconds;
+      progress(
+        `  lag: ${committed.size} events (${rate.toFixed(0)}/s), p50 ${pct(lags, 50).toFixed(1)} ms, p99 ${pct(lags, 99).toFixed(1)} ms`,
+      );
+      for (const [p, goal] of [
+        [50, undefined],
+        [99, { valueAtMost: 100, unit: 'ms' }],
+      ])
+        figures.push(
+          figure({
+            key: `webhooks.lag.p${p}`,
+            bench: 'webhooks',
+            figure: `outbox commit → first attempt p${p}, ${LAG_RATE} events/s`,
+            unit: 'ms',
+            value: pct(lags, p),
+            anomalies: missing,
+            events: committed.size,
+            goal: goal && { ...goal, zeroAnomalies: true },
+          }),
+        );
+      await relay.stop();
+      await dispatcher?.stop();
+    } finally {
+      for (const c of cleanups)
+        await Promise.resolve()
+          .then(c)
+          .catch(() => undefined);
+    }
+    return figures;
   },
-  { logger: ['error', 'warn'] },
-);
-await producerApp.init();
-const producerDb = producerApp.get(DataSource);
-arrivals.clear();
-const rate = Number(args.rate);
-const seconds = Number(args.seconds);
-const committed = new Map();
-const start = performance.now();
-let sent = 0;
-const inflight = [];
-while (performance.now() - start < seconds * 1000) {
-  const due = Math.floor(((performance.now() - start) / 1000) * rate);
-  while (sent < due) {
-    const i = sent++;
-    inflight.push(
-      producerDb
-        .transaction((m) =>
-          platform.appendToOutbox(m, [
-            {
-              tenantId: 'bench',
-              eventType: 'balance.updated',
-              entityType: 'balance',
-              entityId: `lag:${i}`,
-              data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
-            },
-          ]),
-        )
-        .then(([id]) => committed.set(id, performance.timeOrigin + performance.now())),
-    );
-  }
-  await sleep(2);
-}
-await Promise.all(inflight);
-await waitUntil(() => [...committed.keys()].every((id) => arrivals.has(id)), 60_000);
-const lags = [...committed.entries()]
-  .filter(([id]) => arrivals.has(id))
-  .map(([id, t]) => arrivals.get(id) - t)
-  .sort((a, b) => a - b);
-console.log(
-  JSON.stringify({
-    phase: `lag (outbox commit -> first attempt received) at ${rate} events/s for ${seconds} s`,
-    events: committed.size,
-    delivered: lags.length,
-    p50Ms: +pct(lags, 50).toFixed(1),
-    p90Ms: +pct(lags, 90).toFixed(1),
-    p99Ms: +pct(lags, 99).toFixed(1),
-    maxMs: +lags[lags.length - 1].toFixed(1),
-  }),
-);
+};
 
-await producerApp.close();
-await queue.close();
-await rpc.onApplicationShutdown();
-dispatcher.kill('SIGTERM');
-await new Promise((r) => dispatcher.once('exit', r));
-server.closeAllConnections();
-server.close();
-await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-await admin.end();
-const redis = new (require('ioredis'))(REDIS_URL);
-const keys = await redis.keys(`*${prefix}*`);
-if (keys.length) await redis.del(...keys);
-await redis.quit();
-process.exit(0);
+await standalone(import.meta.url, bench);

@@ -1,0 +1,155 @@
+// Server children of the bench: each server runs in its own Node process (never in the load generator's event
+// loop), preloaded with cpu-probe.cjs so its CPU time can be read at any moment with process.cpuUsage.
+import { fork } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+/** require() resolving from a workspace package (apps/x or libs/x), where its dependencies live. */
+export const requireFrom = (pkg) => createRequire(join(root, pkg, 'package.json'));
+const probe = join(dirname(fileURLToPath(import.meta.url)), 'cpu-probe.cjs');
+
+const live = new Set();
+let nextId = 0;
+
+/**
+ * Starts `script` as a child with `env` and waits until it is ready: `readyUrl` answers 200, or (without it)
+ * the child sends {url} over IPC. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every `profile: true` child.
+ */
+export async function startServer(name, script, { env = {}, args = [], readyUrl, profile = false } = {}) {
+  const execArgv = ['--require', probe];
+  if (profile && process.env.BENCH_CPU_PROF)
+    execArgv.push(
+      '--cpu-prof',
+      `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`,
+      `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`,
+    );
+  const child = fork(script, args, {
+    env: { ...process.env, ...env },
+    execArgv,
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  const server = {
+    name,
+    child,
+    pid: child.pid,
+    url: undefined,
+    stderr: () => stderr,
+    cpuMs: () => cpuOf(child),
+    stop: () => stopChild(child),
+  };
+  if (readyUrl) {
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${stderr}`);
+      const ok = await fetch(readyUrl).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ok) break;
+      if (i > 600) throw new Error(`${name} did not start: ${stderr}`);
+      await sleep(100);
+    }
+    server.url = new URL(readyUrl).origin;
+  } else {
+    server.url = await new Promise((resolve, reject) => {
+      const onMsg = (msg) => {
+        if (msg && msg.url) {
+          child.off('message', onMsg);
+          resolve(msg.url);
+        }
+      };
+      child.on('message', onMsg);
+      child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${stderr}`)));
+    });
+  }
+  return server;
+}
+
+/** The child's CPU time so far (ms), from its own process.cpuUsage() over IPC. */
+function cpuOf(child) {
+  if (child.exitCode !== null || !child.connected) return Promise.resolve(NaN);
+  const id = ++nextId;
+  return new Promise((resolve) => {
+    const onMsg = (msg) => {
+      if (msg && msg.type === 'cpu' && msg.id === id) {
+        child.off('message', onMsg);
+        resolve(msg.cpuMs);
+      }
+    };
+    child.on('message', onMsg);
+    child.send({ type: 'cpu', id });
+  });
+}
+
+export async function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const killed = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)]);
+  if (!killed) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/** Stops every child still running (the run's finally). */
+export async function stopAll() {
+  await Promise.all([...live].map(stopChild));
+}
+
+function procStat(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    return { name, cpuMs: (Number(fields[11]) + Number(fields[12])) * 10 }; // USER_HZ = 100
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time (ms) of every Postgres server process on this machine (Linux /proc; shared with other users). */
+export function postgresCpuMs() {
+  try {
+    return readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map(procStat)
+      .filter((p) => p?.name === 'postgres')
+      .reduce((total, p) => total + p.cpuMs, 0);
+  } catch {
+    return NaN;
+  }
+}
+
+/** Peak RSS sampling of a pid (MB). */
+export function rssMb(pid) {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
+    return Number(line.split(/\s+/)[1]) / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+/** A free loopback TCP port (for servers that take PORT from the env). */
+export async function freePort() {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// `pnpm bench`: runs every bench (or --only NAME …), prints ONE table — figure, value, baseline, ratio, goal,
+// met, and the server CPU ms per request beside every req/s — and writes bench/results/latest.json.
+//
+//   pnpm build && pnpm bench [--only aml,media-checks,applicants,custody,webhooks,media,chain] [--runs 3] [--quick]
+//                            [--duration 5] [--connections 10,50,200] [--no-preload] [--rows 1000000] [--chart]
+//
+// --runs N repeats every bench N times and prints the median with the spread (min–max) of each number.
+// --quick: 2 s points, 10 connections, no preloaded tables (the CI smoke). --chart: also renders the scale
+// curves of this run to docs/images/performance/*.svg (bench/lib/chart.mjs).
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { options } from './lib/bench.mjs';
+import { root, stopAll } from './lib/proc.mjs';
+import { aggregate, progress, table, writeJson } from './lib/report.mjs';
+
+/** Every bench, in the order a full run takes them (cheap ones first). */
+const BENCHES = {
+  aml: () => import('./aml-screening.mjs'),
+  'media-checks': () => import('./media-checks.mjs'),
+  applicants: () => import('./applicants.mjs'),
+  custody: () => import('./custody-transfer.mjs'),
+  webhooks: () => import('./webhooks-delivery.mjs'),
+  media: () => import('./media-stream.mjs'),
+  chain: () => import('./chain.mjs'),
+};
+
+const ctx = options();
+const names = ctx.only ?? Object.keys(BENCHES);
+for (const n of names)
+  if (!BENCHES[n]) throw new Error(`unknown bench ${n}; one of ${Object.keys(BENCHES).join(', ')}`);
+
+const started = new Date();
+const runs = [];
+const failures = [];
+try {
+  for (let run = 1; run <= ctx.runs; run++) {
+    const figures = [];
+    for (const name of names) {
+      const { bench } = await BENCHES[name]();
+      progress(`run ${run}/${ctx.runs}: ${name} (${bench.description})`);
+      try {
+        figures.push(...(await bench.run(ctx)));
+      } catch (err) {
+        failures.push({ run, bench: name, error: String(err?.stack ?? err) });
+        progress(`run ${run}/${ctx.runs}: ${name} FAILED: ${err?.message ?? err}`);
+      }
+      await stopAll();
+      // Written after every bench, so an interrupted run still leaves what it measured (partial: true).
+      writeJson(ctx.out ?? join(root, 'bench/results/latest.json'), {
+        partial: true,
+        startedAt: started.toISOString(),
+        options: ctx,
+        benches: names,
+        figures: aggregate([...runs, figures]),
+        failures,
+      });
+    }
+    runs.push(figures);
+  }
+} finally {
+  await stopAll();
+}
+
+const figures = aggregate(runs);
+const header =
+  `pnpm bench: ${names.join(', ')}; ${ctx.runs} run(s), ${ctx.duration} s per point, connections ` +
+  `${ctx.connections.join('/')}${ctx.preload ? `, ${ctx.rows.toLocaleString('en')} rows preloaded` : ''}; ` +
+  `${cpus().length} CPUs, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}; ${started.toISOString()}`;
+console.log(header);
+console.log(table(figures));
+const out = ctx.out ?? join(root, 'bench/results/latest.json');
+writeJson(out, {
+  partial: false,
+  startedAt: started.toISOString(),
+  finishedAt: new Date().toISOString(),
+  machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg(), node: process.version },
+  options: ctx,
+  benches: names,
+  figures,
+  failures,
+});
+progress(`wrote ${out}`);
+if (ctx.chart) {
+  const { renderCharts } = await import('./lib/chart.mjs');
+  for (const file of await renderCharts(figures)) progress(`wrote ${file}`);
+}
+if (failures.length) {
+  for (const f of failures) console.error(`bench ${f.bench} (run ${f.run}) failed:\n${f.error}`);
+  process.exitCode = 1;
+}
