@@ -105,18 +105,20 @@ describe('OpenApiBuilder', () => {
   it('adds a route to a document with one registration', () => {
     const extra: RouteSpec = {
       method: 'get',
-      path: '/policies',
-      operationId: 'listPolicies',
-      summary: 'Withdrawal policies',
+      path: '/example/reports',
+      operationId: 'listExampleReports',
+      summary: 'Example reports',
       tags: ['transactions'],
       security: ['signed'],
-      responses: { 200: { description: 'The policies' }, 404: 'NotFound' },
+      responses: { 200: { description: 'The reports' }, 404: 'NotFound' },
     };
     const doc = buildCustodyApiDocument([extra]) as Json;
-    expect(doc.paths['/policies'].get.operationId).toBe('listPolicies');
-    expect(doc.paths['/policies'].get.security).toEqual([{ apiKey: [], timestamp: [], signature: [] }]);
+    expect(doc.paths['/example/reports'].get.operationId).toBe('listExampleReports');
+    expect(doc.paths['/example/reports'].get.security).toEqual([
+      { apiKey: [], timestamp: [], signature: [] },
+    ]);
     const verification = buildVerificationApiDocument([{ ...extra, security: ['partner'] }]) as Json;
-    expect(verification.paths['/policies'].get.security).toEqual([
+    expect(verification.paths['/example/reports'].get.security).toEqual([
       { apiKey: [], apiSecret: [], environment: [] },
     ]);
   });
