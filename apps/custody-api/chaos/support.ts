@@ -108,19 +108,7 @@ export async function createTenantKey(port: number): Promise<{ apiKey: string; a
   if (tenant.status !== 201) throw new Error(`tenant: ${tenant.status} ${tenant.text}`);
   const key = await adminPost(port, `/admin/tenants/${tenant.body.id}/keys`, {
     environment: 'test',
-    scopes: [
-      'vaults:read',
-      'vaults:write',
-      'wallets:read',
-      'wallets:create',
-      'assets:read',
-      'transactions:read',
-      'transfers:write',
-      'withdrawals:write',
-      'address-book:read',
-      'address-book:write',
-      'sandbox:write',
-    ],
+    scopes: 'all',
   });
   if (key.status !== 201) throw new Error(`key: ${key.status} ${key.text}`);
   return { apiKey: key.body.apiKey, apiSecret: key.body.apiSecret };

@@ -4,10 +4,10 @@ import {
   freePort,
   makeCertificate,
   type ServiceProcess,
+  startServiceProcess as startSharedServiceProcess,
   TEST_ADMIN_TOKEN,
   type TestEnvironment,
 } from '@tessera/testing';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
   createServer as createHttpServer,
@@ -23,51 +23,9 @@ const APPS = join(__dirname, '../../../apps');
 /** How long an app may take to answer /health: generous, because the 2-core machine is shared. */
 const BOOT_TIMEOUT_MS = 120_000;
 
-/**
- * Runs a built app (`node <main>`) on loopback, migrating its own schema at boot as in production, and
- * resolves once its /health answers 200. Like libs/testing's startServiceProcess, with a longer deadline.
- */
-async function startServiceProcess(
-  name: string,
-  main: string,
-  env: Record<string, string>,
-  port?: number,
-): Promise<ServiceProcess> {
-  const listenPort = port ?? (await freePort());
-  const child = spawn(process.execPath, [main], {
-    env: {
-      ...process.env,
-      ...env,
-      MIGRATE_ON_BOOT: 'true',
-      LOG_LEVEL: 'warn',
-      PORT: String(listenPort),
-      HOST: '127.0.0.1',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    await exited;
-  };
-  const deadline = Date.now() + BOOT_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`);
-    const ok = await fetch(`http://127.0.0.1:${listenPort}/health`)
-      .then((r) => r.status === 200)
-      .catch(() => false);
-    if (ok) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`${name} not healthy after ${BOOT_TIMEOUT_MS} ms: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  return { child, port: listenPort, stop };
-}
+/** libs/testing's service runner with a longer /health deadline than its default. */
+const startServiceProcess = (name: string, main: string, env: Record<string, string>, port?: number) =>
+  startSharedServiceProcess(name, main, env, port, BOOT_TIMEOUT_MS);
 
 export interface Stack {
   env: TestEnvironment;
