@@ -121,4 +121,4 @@ it(`after ${OPERATIONS} random transfers, deposits and withdrawals the ledger su
     `SELECT count(*)::int AS n FROM transactions WHERE status = 'Failed'`,
   );
   expect(failed.n).toBeGreaterThan(0);
-}, 180_000);
+}, 300_000);

@@ -48,7 +48,7 @@ export function describeServiceBoot(
       await app?.close();
       await proxy?.close();
       await env?.teardown();
-    }, 90_000);
+    }, 180_000);
 
     it('reports Postgres and Redis up on /health, serves /metrics, echoes X-Request-Id and answers its RPC ping', async () => {
       const rpc = opts.rpc === false ? undefined : { redisUrl: TEST_REDIS_URL, namespace: env.redis.prefix };
