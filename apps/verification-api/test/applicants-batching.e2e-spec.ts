@@ -82,8 +82,9 @@ describe('concurrent creates (group commit)', () => {
       [applicantIds],
     );
     expect(Number(claims[0].n)).toBe(40);
-    // Rows of one statement share its transaction's timestamp: the burst did go out as one batch.
-    expect(new Set(rows.map((r) => r.created_at.getTime())).size).toBe(1);
+    // Rows of one statement share its transaction's timestamp: the burst went out in a few batches, not one
+    // commit per create (usually one batch; a loaded machine can split the burst while a batch is in flight).
+    expect(new Set(rows.map((r) => r.created_at.getTime())).size).toBeLessThanOrEqual(4);
   });
 
   it('one create with text Postgres cannot store answers 400; the creates beside it are not affected', async () => {
