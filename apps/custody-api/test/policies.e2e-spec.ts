@@ -27,6 +27,8 @@ import {
 const BOOK = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
 const OTHER = 'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7';
 
+/** A well-formed key id that is not this one (its last hex digit changed). */
+const otherKeyId = (apiKey: string) => apiKey.slice(0, -1) + (apiKey.endsWith('0') ? '1' : '0');
 let h: Harness;
 let tenantId: string;
 let requesterKey: KeyPair;
@@ -127,9 +129,7 @@ describe('policy management', () => {
     });
     // An approver must be a key of the tenant carrying withdrawals:approve.
     const lacking = await setPolicy({
-      approvals: [
-        { asset: 'BTC', above: '1', required: 1, approvers: [requesterKey.apiKey.replace(/.$/, '0')] },
-      ],
+      approvals: [{ asset: 'BTC', above: '1', required: 1, approvers: [otherKeyId(requesterKey.apiKey)] }],
     }).expect(400);
     expect(lacking.body.errors['approvals.0.approvers.0']).toBeDefined();
     const noScope = await createKey(h.api, tenantId, { scopes: ['transactions:read'] });
