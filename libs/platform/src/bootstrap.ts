@@ -1,7 +1,6 @@
 import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -12,7 +11,10 @@ import { Logger } from 'nestjs-pino';
 import { bindRequestLogger, logRequests, NestLogger, requestIdFor } from './logging';
 import { MetricsService } from './metrics';
 import { rpcServerOptions } from './rpc';
+import { addSecurityHeaders, securityHeaderValues } from './security-headers';
 import { PLATFORM_OPTIONS, ROOT_LOGGER, type PlatformOptions } from './tokens';
+
+export { securityHeaders } from './security-headers';
 
 /** Longest path parameter routed; a longer one answers 414 (Fastify's default is 100). */
 export const MAX_PARAM_LENGTH = 200;
@@ -79,30 +81,6 @@ export function createFastifyAdapter(
 }
 
 /**
- * Helmet for JSON APIs: a CSP that allows nothing but the app's own Swagger UI assets, no framing, no
- * sniffing, no referrer, HSTS for a year.
- */
-export const securityHeaders = {
-  global: true,
-  contentSecurityPolicy: {
-    useDefaults: false,
-    directives: {
-      defaultSrc: ["'none'"],
-      scriptSrc: ["'self'", "'unsafe-inline'"],
-      styleSrc: ["'self'", "'unsafe-inline'"],
-      imgSrc: ["'self'", 'data:'],
-      connectSrc: ["'self'"],
-      frameAncestors: ["'none'"],
-      baseUri: ["'none'"],
-      formAction: ["'none'"],
-    },
-  },
-  crossOriginEmbedderPolicy: false,
-  referrerPolicy: { policy: 'no-referrer' },
-  hsts: { maxAge: 31_536_000, includeSubDomains: true },
-};
-
-/**
  * Wiring shared by main.ts and the test harness: logger, X-Request-Id echo, Fastify-level errors in the
  * contract's shape, metrics, RPC server, shutdown hooks.
  */
@@ -118,7 +96,7 @@ export async function configureApp(app: NestFastifyApplication, opts: { rpc?: bo
     done();
   });
   // Security headers for a JSON API (docs/decisions/0012): nothing here is meant to be framed or run as a page.
-  await app.register(helmet as never, securityHeaders as never);
+  addSecurityHeaders(fastify, securityHeaderValues());
   refuseUnstorableInput(fastify);
   bindRequestLogger(fastify, app.get(ROOT_LOGGER));
   if (platform.env.LOG_REQUESTS) logRequests(fastify, app.get(ROOT_LOGGER));

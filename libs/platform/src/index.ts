@@ -25,3 +25,4 @@ export * from './cache-invalidation';
 export * from './input-edge';
 export * from './route-table';
 export * from './openapi-docs.controller';
+export * from './prepared';

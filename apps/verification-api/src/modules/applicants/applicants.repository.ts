@@ -1,8 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { PARTNER_REVIEW_EVENTS, VERIFICATION_EVENTS } from '@tessera/contracts';
-import { appendToOutbox, Batcher, isDataError, sqlState } from '@tessera/platform';
+import {
+  appendToOutbox,
+  Batcher,
+  isDataError,
+  type PreparedQuery,
+  preparedQuery,
+  sqlState,
+} from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
-import { type PreparedQuery, preparedQuery } from '../../common/prepared';
 
 export interface ApplicantRow {
   id: string;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { type PreparedQuery, preparedQuery } from '@tessera/platform';
 import { DataSource } from 'typeorm';
-import { type PreparedQuery, preparedQuery } from '../../common/prepared';
 
 export interface ProductRow {
   id: string;
