@@ -163,4 +163,61 @@ describe('concurrency', () => {
     );
     expect(count.n).toBe(1);
   });
+
+  // Decision 0205: a batch is written by ONE statement when it applies whole; these two make it not apply
+  // whole (a wallet that would go short, a key already taken), so the batch must fall back to the
+  // step-by-step path and still give every caller the answer it would have had alone.
+  it('transfers that together overdraw a wallet, sent at once: exactly the funded ones commit, in order', async () => {
+    const a = await creditedWallet('0.5');
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        api.post(
+          '/transactions/transfer',
+          { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.1' },
+          { 'idempotency-key': newIdempotencyKey() },
+        ),
+      ),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 400)).toHaveLength(5);
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({
+      total: '0',
+      available: '0',
+    });
+    expect((await api.get(`/wallets/${b.walletId}/balance`)).body).toMatchObject({ total: '0.5' });
+    const [counts] = await sql<{ n: number; out: number }>(
+      h,
+      `SELECT (SELECT count(*)::int FROM transactions WHERE source_wallet_id = $1) AS n,
+              (SELECT count(*)::int FROM ledger_entries WHERE wallet_id = $1 AND kind = 'transfer-out') AS out`,
+      [a.walletId],
+    );
+    expect(counts).toEqual({ n: 5, out: 5 });
+  });
+
+  it('a replayed key among fresh ones at once: the replay gets its stored answer, the fresh ones commit', async () => {
+    const a = await creditedWallet('5');
+    const b = await fundedWallet(api, ASSETS.BTC, undefined);
+    const body = { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.1' };
+    const replayed = newIdempotencyKey();
+    const first = await api.post('/transactions/transfer', body, { 'idempotency-key': replayed }).expect(201);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        api.post('/transactions/transfer', body, {
+          'idempotency-key': i === 4 ? replayed : newIdempotencyKey(),
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
+    expect(results[4]!.body).toEqual(first.body);
+    expect(new Set(results.map((r) => r.body.transactionId)).size).toBe(10);
+    const [count] = await sql<{ n: number }>(
+      h,
+      'SELECT count(*)::int AS n FROM transactions WHERE source_wallet_id = $1',
+      [a.walletId],
+    );
+    expect(count.n).toBe(10);
+    expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ total: '4' });
+  });
 });

@@ -6,6 +6,7 @@ import { TenantAssets1795232000000 } from './1795232000000-TenantAssets';
 import { EvmChain1795280000000 } from './1795280000000-EvmChain';
 import { WithdrawalPolicies1795400000000 } from './1795400000000-WithdrawalPolicies';
 import { Reconciliation1795410000002 } from './1795410000002-Reconciliation';
+import { WholeBatchCheck1795470000000 } from './1795470000000-WholeBatchCheck';
 
 /** Every migration of schema "custody", oldest first. */
 export const migrations = [
@@ -18,4 +19,5 @@ export const migrations = [
   WithdrawalPolicies1795400000000,
   OutboxSequence1795410000000,
   Reconciliation1795410000002,
+  WholeBatchCheck1795470000000,
 ];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Batcher, isDataError, type OutboxEvent, sqlState } from '@tessera/platform';
+import { Batcher, isDataError, type OutboxEvent, preparedQuery, sqlState } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import type { BalanceDelta } from '../ledger/ledger';
@@ -74,6 +74,8 @@ interface Buckets {
 const BUCKETS = ['total', 'available', 'pending', 'locked'] as const;
 const MAX_BATCH = 256;
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
+/** Raised by `require_whole_batch`: the one-statement write does not apply to the batch as a whole. */
+const NOT_WHOLE = 'CB001';
 
 /** A wallet of the batch has no balance row: that request's fault, not the batch's. */
 class MissingBalanceRowError extends Error {
@@ -117,14 +119,38 @@ export class TransactionWriter {
   }
 
   private async writeBatch(items: NewTransaction[]): Promise<CreateOutcome[]> {
+    // Most batches are fresh keys on funded wallets: ONE statement writes them whole, or raises and writes
+    // nothing, and the batch then takes the step-by-step transaction below (docs/decisions/0205).
+    let whole = items.every((t) => !t.policy);
     for (let attempt = 1; ; attempt++) {
       try {
+        if (whole && (await this.writeWhole(items))) return items.map(() => ({ created: true }));
+        whole = false;
         return await this.db.transaction((manager) => this.writeInTransaction(manager, items));
       } catch (err) {
-        if (RETRYABLE.has(sqlState(err)) && attempt < 3) continue;
+        const state = sqlState(err);
+        if (whole && (state === NOT_WHOLE || isDataError(err))) {
+          whole = false; // the step-by-step path decides (and reports any bad item) as before
+          attempt--;
+          continue;
+        }
+        if (RETRYABLE.has(state) && attempt < 3) continue;
         throw err;
       }
     }
+  }
+
+  /**
+   * The whole batch in one autocommitted statement (one round trip, balance rows locked only while
+   * Postgres runs it and commits): reserve every key, lock the batch's balance rows in wallet-id order,
+   * apply the summed deltas where no bucket of a wallet would ever go below zero in arrival order, insert
+   * transactions, ledger entries and events. `require_whole_batch` raises unless every key was reserved and
+   * every wallet moved, which rolls it all back. Answers false when there is nothing to do this way.
+   */
+  private async writeWhole(items: NewTransaction[]): Promise<boolean> {
+    if (items.some((t) => !t.idempotency)) return false;
+    await preparedQuery(this.db)('custody-write-whole-batch', WRITE_WHOLE, wholeBatchPlan(items));
+    return true;
   }
 
   private async writeInTransaction(
@@ -201,6 +227,55 @@ const keyJson = (t: NewTransaction) => ({
 });
 
 /**
+ * Statement parts shared by the batch statements below; each takes its rows from `source`, a JSON
+ * parameter expression (`jsonb_to_recordset`).
+ */
+const CLAIM_KEYS = `
+    INSERT INTO "idempotency_keys" AS k ("tenant_id", "environment", "endpoint", "key", "request_hash",
+      "status_code", "response")
+    SELECT u.t, u.e, u.ep, u.k, u.h, 201, u.r
+    FROM jsonb_to_recordset($1::jsonb) AS u(t uuid, e text, ep text, k text, h text, r jsonb)
+    ON CONFLICT ("tenant_id", "environment", "endpoint", "key") DO UPDATE
+      SET "request_hash" = EXCLUDED."request_hash", "response" = EXCLUDED."response", "status_code" = 201,
+          "created_at" = now()
+      WHERE k."created_at" <= now() - ${IDEMPOTENCY_TTL}`;
+
+function insertTransactions(source: string): string {
+  return `
+    INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
+      "wallet_id", "source_wallet_id", "destination_wallet_id", "amount", "source_address",
+      "destination_address", "destination_tag", "tx_hash", "network_fee", "fee_currency", "note",
+      "created_at", "updated_at")
+    SELECT r."id", r."tenantId", r."environment", r."type", r."status", r."vaultId", r."assetId", r."walletId",
+      r."sourceWalletId", r."destinationWalletId", r."amount", r."sourceAddress", r."destinationAddress",
+      r."destinationTag", r."txHash", r."networkFee", r."feeCurrency", r."note", r."createdAt", r."createdAt"
+    FROM jsonb_to_recordset(${source}) AS r("id" uuid, "tenantId" uuid, "environment" text,
+      "type" text, "status" text, "vaultId" uuid, "assetId" uuid, "walletId" uuid, "sourceWalletId" uuid,
+      "destinationWalletId" uuid, "amount" numeric, "sourceAddress" text, "destinationAddress" text,
+      "destinationTag" text, "txHash" text, "networkFee" numeric, "feeCurrency" text, "note" text,
+      "createdAt" timestamptz)
+    RETURNING 1`;
+}
+
+function insertLedgerEntries(source: string): string {
+  return `
+    INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
+      "pending_delta", "locked_delta")
+    SELECT e.w, e.x, e.k, e.t, e.a, e.p, e.l
+    FROM jsonb_to_recordset(${source}) AS e(w uuid, x uuid, k text, t numeric, a numeric, p numeric, l numeric)
+    RETURNING 1`;
+}
+
+function insertOutboxEvents(source: string): string {
+  return `
+    INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at")
+    SELECT gen_random_uuid(), v."tenantId", v."eventType", v."entityType", v."entityId", v."data", v."occurredAt"
+    FROM jsonb_to_recordset(${source}) AS v("tenantId" text, "eventType" text, "entityType" text,
+      "entityId" text, "data" jsonb, "occurredAt" timestamptz)
+    RETURNING 1`;
+}
+
+/**
  * ONE statement: reserve the Idempotency-Keys with the response already built, then lock the batch's
  * balance rows in wallet-id order and read them. Keys come first (the Append runs its branches in
  * order): a batch waiting for the hot rows already holds its reservations, so the second batch in
@@ -211,14 +286,7 @@ const keyJson = (t: NewTransaction) => ({
  */
 const RESERVE_AND_LOCK = `
   WITH claimed AS (
-    INSERT INTO "idempotency_keys" AS k ("tenant_id", "environment", "endpoint", "key", "request_hash",
-      "status_code", "response")
-    SELECT u.t, u.e, u.ep, u.k, u.h, 201, u.r
-    FROM jsonb_to_recordset($1::jsonb) AS u(t uuid, e text, ep text, k text, h text, r jsonb)
-    ON CONFLICT ("tenant_id", "environment", "endpoint", "key") DO UPDATE
-      SET "request_hash" = EXCLUDED."request_hash", "response" = EXCLUDED."response", "status_code" = 201,
-          "created_at" = now()
-      WHERE k."created_at" <= now() - ${IDEMPOTENCY_TTL}
+${CLAIM_KEYS}
     RETURNING k."tenant_id" || '|' || k."environment" || '|' || k."endpoint" || '|' || k."key" AS "k"
   ),
   locked AS (
@@ -310,6 +378,101 @@ function applyIfFunded(balances: Map<string, Buckets>, deltas: BalanceDelta[]): 
   return undefined;
 }
 
+/**
+ * The one-statement batch (see `writeWhole`). Each part of the batch is its own JSON parameter (parsed
+ * once); `balances` carries each wallet's summed deltas and, per bucket, the lowest running sum in arrival
+ * order, so `balance + lowest >= 0` is the arrival-order funds check of every item at once.
+ */
+const WRITE_WHOLE = `
+  WITH claimed AS (
+${CLAIM_KEYS}
+    RETURNING 1
+  ),
+  locked AS (
+    SELECT "wallet_id" FROM "balances" WHERE "wallet_id" = ANY($2::uuid[]) ORDER BY "wallet_id" FOR UPDATE
+  ),
+  moved AS (
+    UPDATE "balances" b SET "total" = b."total" + d.t, "available" = b."available" + d.a,
+      "pending" = b."pending" + d.p, "locked" = b."locked" + d.l, "updated_at" = now()
+    FROM locked, jsonb_to_recordset($3::jsonb) AS d(w uuid, t numeric, a numeric, p numeric, l numeric,
+      mt numeric, ma numeric, mp numeric, ml numeric)
+    WHERE b."wallet_id" = locked."wallet_id" AND b."wallet_id" = d.w
+      AND b."total" + d.mt >= 0 AND b."available" + d.ma >= 0 AND b."pending" + d.mp >= 0
+      AND b."locked" + d.ml >= 0
+    RETURNING 1
+  ),
+  tx AS (
+${insertTransactions('$4::jsonb')}
+  ),
+  ledger AS (
+${insertLedgerEntries('$5::jsonb')}
+  ),
+  events AS (
+${insertOutboxEvents('$6::jsonb')}
+  )
+  SELECT "require_whole_batch"(
+    (SELECT count(*) FROM claimed) = $7 AND (SELECT count(*) FROM moved) = $8
+    AND (SELECT count(*) FROM tx) = $7 AND (SELECT count(*) FROM ledger) = $9
+    AND (SELECT count(*) FROM events) = $10) AS "ok"`;
+
+/** The parameters of WRITE_WHOLE for a batch whose items all carry an Idempotency-Key. */
+function wholeBatchPlan(items: NewTransaction[]): unknown[] {
+  const zero = (): Buckets => ({ total: 0n, available: 0n, pending: 0n, locked: 0n });
+  const sums = new Map<string, { sum: Buckets; lowest: Buckets }>();
+  // Running sums per wallet after each delta, in arrival order (as applyIfFunded checks them one by one).
+  for (const d of items.flatMap((t) => t.deltas)) {
+    const w = sums.get(d.walletId) ?? { sum: zero(), lowest: zero() };
+    for (const b of BUCKETS) {
+      w.sum[b] += d[b] ?? 0n;
+      if (w.sum[b] < w.lowest[b]) w.lowest[b] = w.sum[b];
+    }
+    sums.set(d.walletId, w);
+  }
+  const wallets = [...sums.keys()].sort();
+  const now = new Date();
+  const entries = items.flatMap((t) =>
+    t.deltas.map((d) => ({
+      w: d.walletId,
+      x: d.transactionId,
+      k: d.kind,
+      t: String(d.total ?? 0n),
+      a: String(d.available ?? 0n),
+      p: String(d.pending ?? 0n),
+      l: String(d.locked ?? 0n),
+    })),
+  );
+  const events = items.flatMap((t) => t.events.map((e) => ({ ...e, occurredAt: e.occurredAt ?? now })));
+  return [
+    JSON.stringify(
+      items.map((t) => ({ ...keyJson(t), h: t.idempotency!.requestHash, r: t.idempotency!.response })),
+    ),
+    wallets,
+    JSON.stringify(
+      wallets.map((walletId) => {
+        const { sum, lowest } = sums.get(walletId)!;
+        return {
+          w: walletId,
+          t: String(sum.total),
+          a: String(sum.available),
+          p: String(sum.pending),
+          l: String(sum.locked),
+          mt: String(lowest.total),
+          ma: String(lowest.available),
+          mp: String(lowest.pending),
+          ml: String(lowest.locked),
+        };
+      }),
+    ),
+    JSON.stringify(items.map((t) => t.record)),
+    JSON.stringify(entries),
+    JSON.stringify(events),
+    items.length,
+    wallets.length,
+    entries.length,
+    events.length,
+  ];
+}
+
 const WRITE_ACCEPTED = `
   WITH released AS (
     DELETE FROM "idempotency_keys" i USING jsonb_to_recordset($1::jsonb -> 'released') AS u(t uuid, e text, ep text, k text)
@@ -324,33 +487,13 @@ const WRITE_ACCEPTED = `
     RETURNING 1
   ),
   tx AS (
-    INSERT INTO "transactions" ("id", "tenant_id", "environment", "type", "status", "vault_id", "asset_id",
-      "wallet_id", "source_wallet_id", "destination_wallet_id", "amount", "source_address",
-      "destination_address", "destination_tag", "tx_hash", "network_fee", "fee_currency", "note",
-      "created_at", "updated_at")
-    SELECT r."id", r."tenantId", r."environment", r."type", r."status", r."vaultId", r."assetId", r."walletId",
-      r."sourceWalletId", r."destinationWalletId", r."amount", r."sourceAddress", r."destinationAddress",
-      r."destinationTag", r."txHash", r."networkFee", r."feeCurrency", r."note", r."createdAt", r."createdAt"
-    FROM jsonb_to_recordset($1::jsonb -> 'transactions') AS r("id" uuid, "tenantId" uuid, "environment" text,
-      "type" text, "status" text, "vaultId" uuid, "assetId" uuid, "walletId" uuid, "sourceWalletId" uuid,
-      "destinationWalletId" uuid, "amount" numeric, "sourceAddress" text, "destinationAddress" text,
-      "destinationTag" text, "txHash" text, "networkFee" numeric, "feeCurrency" text, "note" text,
-      "createdAt" timestamptz)
-    RETURNING 1
+${insertTransactions("$1::jsonb -> 'transactions'")}
   ),
   ledger AS (
-    INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
-      "pending_delta", "locked_delta")
-    SELECT e.w, e.x, e.k, e.t, e.a, e.p, e.l
-    FROM jsonb_to_recordset($1::jsonb -> 'entries') AS e(w uuid, x uuid, k text, t numeric, a numeric, p numeric, l numeric)
-    RETURNING 1
+${insertLedgerEntries("$1::jsonb -> 'entries'")}
   ),
   events AS (
-    INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at")
-    SELECT gen_random_uuid(), v."tenantId", v."eventType", v."entityType", v."entityId", v."data", v."occurredAt"
-    FROM jsonb_to_recordset($1::jsonb -> 'events') AS v("tenantId" text, "eventType" text, "entityType" text,
-      "entityId" text, "data" jsonb, "occurredAt" timestamptz)
-    RETURNING 1
+${insertOutboxEvents("$1::jsonb -> 'events'")}
   )
   SELECT (SELECT count(*) FROM released)::int AS "released", (SELECT count(*) FROM moved)::int AS "moved",
     (SELECT count(*) FROM tx)::int AS "inserted", (SELECT count(*) FROM ledger)::int AS "entries",
