@@ -321,13 +321,19 @@ it(
     );
     expect(withoutTerminalEvent).toEqual([]);
     const outboxIds = (await probe!.query<{ id: string }>(`SELECT id FROM outbox`)).map((r) => r.id);
-    const events = new Queue(JOBS.WEBHOOK_EVENT.queue, {
+    const events = new Queue(JOBS.WEBHOOK_EVENTS.queue, {
       connection: { url: env.env.REDIS_URL } as never,
       prefix: bullPrefix(env.env.QUEUE_PREFIX!),
     });
     try {
+      // The relay enqueues `webhook.events.v1` jobs of up to 100 events (decision 0402).
+      const jobs = await events.getJobs(
+        ['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed'],
+        0,
+        -1,
+      );
       const queued = new Set(
-        await events.getRanges(['waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed'], 0, -1),
+        jobs.flatMap((j) => (j.data as { events: { eventId: string }[] }).events.map((e) => e.eventId)),
       );
       expect(outboxIds.filter((id) => !queued.has(id))).toEqual([]);
     } finally {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { JOBS, rpcResult, WEBHOOK_RPC, type WebhookEventPayload } from '@tessera/contracts';
-import { bullPrefix, RpcClient } from '@tessera/platform';
+import { bullPrefix, RpcClient, webhookEventJobs } from '@tessera/platform';
 import { createTestEnvironment, kill9, seededPercents, type TestEnvironment } from '@tessera/testing';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
@@ -80,7 +80,7 @@ it(
     );
     let child = startDispatcher();
     const rpc = new RpcClient(env.env.REDIS_URL!, env.env.QUEUE_PREFIX!);
-    const queue = new Queue(JOBS.WEBHOOK_EVENT.queue, {
+    const queue = new Queue(JOBS.WEBHOOK_EVENTS.queue, {
       connection: { url: env.env.REDIS_URL } as never,
       prefix: bullPrefix(env.env.QUEUE_PREFIX!),
     });
@@ -112,11 +112,15 @@ it(
         occurredAt: new Date().toISOString(),
         data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
       }));
-      for (let i = 0; i < TOTAL; i += 500) {
+      // As the outbox relay enqueues them: jobs of up to 100 events (decision 0402).
+      const jobs = webhookEventJobs(events);
+      for (let i = 0; i < jobs.length; i += 20) {
         await queue.addBulk(
-          events
-            .slice(i, i + 500)
-            .map((e) => ({ name: JOBS.WEBHOOK_EVENT.name, data: e, opts: { jobId: e.eventId } })),
+          jobs.slice(i, i + 20).map((j) => ({
+            name: JOBS.WEBHOOK_EVENTS.name,
+            data: j.payload,
+            opts: { jobId: j.jobId },
+          })),
         );
       }
       // The ids received so far, each request read once (a cursor into the receiver's list).

@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { PlatformModule, type PlatformOptions } from '@tessera/platform';
-import type { Env } from './config/env';
+import { type Env, jobConcurrency } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
 import { QUEUES } from '@tessera/contracts';
@@ -23,7 +23,10 @@ export class AppModule {
           errorShape: 'custody',
           database: { schema: SCHEMA, entities, migrations },
           consumes: [QUEUES.WEBHOOK_EVENTS],
-          workerConcurrency: env.WEBHOOK_CONCURRENCY,
+          workerConcurrency: jobConcurrency(env),
+          // A batch job is idempotent (inbox and unique key): after a crash it runs again, however many crashes
+          // in a row, rather than being failed for good with events in it never attempted (at-least-once).
+          maxStalledCount: 100,
           ...overrides,
         }),
         WebhooksModule.forRoot(webhooks),

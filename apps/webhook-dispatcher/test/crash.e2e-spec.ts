@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { JOBS, rpcResult, WEBHOOK_RPC, type WebhookEventPayload } from '@tessera/contracts';
-import { bullPrefix, RpcClient } from '@tessera/platform';
+import { bullPrefix, RpcClient, webhookEventJobs } from '@tessera/platform';
 import { createTestEnvironment, type TestEnvironment } from '@tessera/testing';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
@@ -93,17 +93,18 @@ it('delivers every event at least once across a kill -9 of the dispatcher', asyn
       occurredAt: new Date().toISOString(),
       data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
     }));
-    const queue = new Queue(JOBS.WEBHOOK_EVENT.queue, {
+    const queue = new Queue(JOBS.WEBHOOK_EVENTS.queue, {
       connection: { url: env.env.REDIS_URL } as never,
       prefix: bullPrefix(env.env.QUEUE_PREFIX!),
     });
-    for (let i = 0; i < TOTAL; i += 500) {
-      await queue.addBulk(
-        events
-          .slice(i, i + 500)
-          .map((e) => ({ name: JOBS.WEBHOOK_EVENT.name, data: e, opts: { jobId: e.eventId } })),
-      );
-    }
+    // As the outbox relay enqueues them: jobs of up to 100 events (decision 0402).
+    await queue.addBulk(
+      webhookEventJobs(events).map((j) => ({
+        name: JOBS.WEBHOOK_EVENTS.name,
+        data: j.payload,
+        opts: { jobId: j.jobId },
+      })),
+    );
 
     // Mid-run: between 500 and 4,000 deliveries received.
     await waitFor(

@@ -2,12 +2,12 @@ import { createHmac } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WEBHOOK_RPC } from '@tessera/contracts';
 import { JobQueues } from '@tessera/platform';
-import { createTestEnvironment, type TestEnvironment } from '@tessera/testing';
+import type { TestEnvironment } from '@tessera/testing';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { bootDispatcher, dispatcherMigrator, enqueue, event, rpc } from './support/harness';
-import { HttpsReceiver, makeCertificate, waitFor } from './support/https-receiver';
+import { dispatcherWithReceiver, enqueue, event, rpc } from './support/harness';
+import { type HttpsReceiver, waitFor } from './support/https-receiver';
 import { testResolver } from './support/resolver';
 
 let env: TestEnvironment;
@@ -19,25 +19,14 @@ const TENANT = 'tenant-a';
 const scope = { tenantId: TENANT, source: 'custody' };
 
 beforeAll(async () => {
-  const cert = makeCertificate();
-  receiver = new HttpsReceiver(cert);
-  await receiver.start();
-  env = await createTestEnvironment([dispatcherMigrator()]);
-  app = await bootDispatcher(
-    env,
-    {
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
-      WEBHOOK_CA_FILE: cert.certFile,
-      WEBHOOK_TIME_SCALE: '0.001',
-      WEBHOOK_POLL_MS: '20',
-      WEBHOOK_TIMEOUT_MS: '400',
-    },
+  ({ env, app, receiver } = await dispatcherWithReceiver(
+    { WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '400' },
     testResolver({
       'rebind.test': [['93.184.216.34'], ['10.0.0.7']],
       'rebind6.test': [['93.184.216.34'], ['::a9fe:a9fe']],
       'flaky.test': [['127.0.0.1'], [], ['127.0.0.1']],
     }),
-  );
+  ));
   db = app.get(DataSource);
 });
 

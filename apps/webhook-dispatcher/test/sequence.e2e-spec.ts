@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WEBHOOK_RPC, webhookEnvelope } from '@tessera/contracts';
 import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
-import { bootApp, createTestEnvironment, type TestEnvironment } from '@tessera/testing';
+import { bootApp, type TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
-import { bootDispatcher, dispatcherMigrator, rpc } from './support/harness';
-import { HttpsReceiver, makeCertificate, type ReceivedRequest, waitFor } from './support/https-receiver';
+import { dispatcherMigrator, dispatcherWithReceiver, rpc } from './support/harness';
+import { type HttpsReceiver, type ReceivedRequest, waitFor } from './support/https-receiver';
 import { ProducerModule, producerMigrator } from './support/producer';
 import { testResolver } from './support/resolver';
 
@@ -21,21 +21,14 @@ let receiver: HttpsReceiver;
 let producerDb: DataSource;
 
 beforeAll(async () => {
-  const cert = makeCertificate();
-  receiver = new HttpsReceiver(cert);
-  await receiver.start();
-  env = await createTestEnvironment([dispatcherMigrator(), producerMigrator]);
-  dispatcher = await bootDispatcher(
+  ({
     env,
-    {
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
-      WEBHOOK_CA_FILE: cert.certFile,
-      WEBHOOK_TIME_SCALE: '0.001',
-      WEBHOOK_POLL_MS: '20',
-      WEBHOOK_MAX_ATTEMPTS: '2',
-    },
-    testResolver(),
-  );
+    app: dispatcher,
+    receiver,
+  } = await dispatcherWithReceiver({ WEBHOOK_POLL_MS: '20', WEBHOOK_MAX_ATTEMPTS: '2' }, testResolver(), [
+    dispatcherMigrator(),
+    producerMigrator,
+  ]));
   producer = await bootApp(ProducerModule.forRoot(env.env, { pollMs: 200 }), { rpc: false });
   producerDb = producer.get(DataSource);
 }, 60_000);

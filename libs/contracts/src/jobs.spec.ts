@@ -19,10 +19,20 @@ describe('job registry', () => {
       JobPayloadError,
     );
     expect(() => parseJobPayload(JOBS.WEBHOOK_EVENT, { ...ok, eventId: 'x' })).toThrow(/eventId/);
+    const many = parseJobPayload(JOBS.WEBHOOK_EVENTS, { events: [ok, ok] });
+    expect(many.events).toHaveLength(2);
+    expect(() => parseJobPayload(JOBS.WEBHOOK_EVENTS, { events: [] })).toThrow(/events/);
+    expect(() =>
+      parseJobPayload(JOBS.WEBHOOK_EVENTS, { events: Array.from({ length: 101 }, () => ok) }),
+    ).toThrow(/events/);
   });
 
   it('coverage check: exactly one processor per job of each consumed queue', () => {
-    expect(() => assertJobCoverage([QUEUES.WEBHOOK_EVENTS], [JOBS.WEBHOOK_EVENT.name])).not.toThrow();
+    const both = [JOBS.WEBHOOK_EVENT.name, JOBS.WEBHOOK_EVENTS.name];
+    expect(() => assertJobCoverage([QUEUES.WEBHOOK_EVENTS], both)).not.toThrow();
+    expect(() => assertJobCoverage([QUEUES.WEBHOOK_EVENTS], [JOBS.WEBHOOK_EVENT.name])).toThrow(
+      /webhook\.events\.v1 on queue webhook\.events has no processor/,
+    );
     expect(() => assertJobCoverage([QUEUES.WEBHOOK_EVENTS], [])).toThrow(/has no processor/);
     expect(() =>
       assertJobCoverage([QUEUES.WEBHOOK_EVENTS], [JOBS.WEBHOOK_EVENT.name, JOBS.WEBHOOK_EVENT.name]),

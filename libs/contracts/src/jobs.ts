@@ -31,6 +31,19 @@ export const webhookEventPayload = z.object({
 });
 export type WebhookEventPayload = z.infer<typeof webhookEventPayload>;
 
+/** Most events in one `webhook.events.v1` job (decision 0402). */
+export const WEBHOOK_EVENTS_PER_JOB = 100;
+
+/**
+ * Several relayed events in one job: what an outbox relay enqueues (decision 0402), so the dispatcher pays
+ * one queue round trip and one inbox/delivery statement per batch rather than per event. Each event is
+ * handled exactly as a `webhook.event.v1` job would be; a redelivered batch changes nothing.
+ */
+export const webhookEventsPayload = z.object({
+  events: z.array(webhookEventPayload).min(1).max(WEBHOOK_EVENTS_PER_JOB),
+});
+export type WebhookEventsPayload = z.infer<typeof webhookEventsPayload>;
+
 /** One submitted step to check (verification worker). Redelivery is harmless: the step's status is the guard. */
 export const verificationStepCheckPayload = z.object({
   stepId: z.string().uuid(),
@@ -48,7 +61,9 @@ export const verificationEnrollmentExpiryPayload = z.object({
 });
 
 export const JOBS = {
+  /** One event: still consumed (jobs queued by an earlier relay, tools and tests). */
   WEBHOOK_EVENT: defineJob(QUEUES.WEBHOOK_EVENTS, 'webhook.event.v1', webhookEventPayload),
+  WEBHOOK_EVENTS: defineJob(QUEUES.WEBHOOK_EVENTS, 'webhook.events.v1', webhookEventsPayload),
   CUSTODY_TRANSACTION_ADVANCE: defineJob(
     QUEUES.CUSTODY_TRANSACTIONS,
     'custody.transaction.advance.v1',

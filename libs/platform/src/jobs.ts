@@ -133,6 +133,9 @@ export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
         connection: this.redis,
         prefix: bullPrefix(this.options.env.QUEUE_PREFIX),
         concurrency: this.options.workerConcurrency ?? 20,
+        ...(this.options.maxStalledCount !== undefined
+          ? { maxStalledCount: this.options.maxStalledCount }
+          : {}),
         autorun: true,
       });
       worker.on('failed', (job, err) => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   type DynamicModule,
   Inject,
@@ -7,7 +8,12 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import type { JobKey, JobPayload } from '@tessera/contracts';
+import {
+  type JobKey,
+  type JobPayload,
+  WEBHOOK_EVENTS_PER_JOB,
+  type WebhookEventPayload,
+} from '@tessera/contracts';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { JobQueues } from './jobs';
@@ -51,6 +57,30 @@ export interface FollowUpJob<K extends JobKey = JobKey> {
 
 export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
 
+/**
+ * Relayed events as `webhook.events.v1` jobs of at most WEBHOOK_EVENTS_PER_JOB events each, in order
+ * (decision 0402). The job id names the chunk's first event, its size and a digest of every event id in it, so
+ * a replay of the same rows after a crash between enqueue and commit is deduplicated by BullMQ, while a chunk
+ * that merely starts with the same event and has the same size (SKIP LOCKED and out-of-order commits can cut
+ * the replay differently) is a new job: BullMQ drops a job whose id it already holds, and with it every event
+ * the first job lacked. Events in both jobs are harmless, since the dispatcher's inbox and its unique
+ * (event, endpoint) key ignore an event they already hold.
+ */
+export function webhookEventJobs(
+  events: WebhookEventPayload[],
+): { jobId: string; payload: JobPayload<'WEBHOOK_EVENTS'> }[] {
+  const jobs = [];
+  for (let i = 0; i < events.length; i += WEBHOOK_EVENTS_PER_JOB) {
+    const chunk = events.slice(i, i + WEBHOOK_EVENTS_PER_JOB);
+    const digest = createHash('sha256')
+      .update(chunk.map((e) => e.eventId).join(','))
+      .digest('base64url')
+      .slice(0, 22);
+    jobs.push({ jobId: `events-${chunk[0]!.eventId}-${chunk.length}-${digest}`, payload: { events: chunk } });
+  }
+  return jobs;
+}
+
 interface OutboxRow {
   id: string;
   tenant_id: string;
@@ -66,10 +96,11 @@ interface OutboxRow {
 /**
  * Moves committed outbox rows to the webhook.events queue (ARCHITECTURE.md, "Transactional outbox").
  * Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the work; each batch is enqueued
- * with jobId = event id (a replay after a crash between enqueue and commit is deduplicated by BullMQ, and by
- * the dispatcher's unique key after that) and stamped relayed in the same transaction. appendToOutbox
- * NOTIFYs the schema's channel in the producer's transaction, so the relay wakes at commit; a poll is the
- * backstop for lost notifications and for a dropped LISTEN connection.
+ * as `webhook.events.v1` jobs of up to 100 events (webhookEventJobs: a replay after a crash between enqueue
+ * and commit is deduplicated by BullMQ, and by the dispatcher's inbox and unique key after that) and stamped
+ * relayed in the same transaction. appendToOutbox NOTIFYs the schema's channel in the producer's transaction,
+ * so the relay wakes at commit; a poll is the backstop for lost notifications and for a dropped LISTEN
+ * connection.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -158,10 +189,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       );
       if (rows.length === 0) return 0;
       await this.queues.addBulk(
-        'WEBHOOK_EVENT',
-        rows.map((r) => ({
-          jobId: r.id,
-          payload: {
+        'WEBHOOK_EVENTS',
+        webhookEventJobs(
+          rows.map((r) => ({
             eventId: r.id,
             source: this.options.source,
             tenantId: r.tenant_id,
@@ -171,8 +201,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
             sequence: Number(r.sequence),
             occurredAt: new Date(r.occurred_at).toISOString(),
             data: r.data,
-          },
-        })),
+          })),
+        ),
       );
       await this.enqueueFollowUps(rows);
       await manager.query('UPDATE outbox SET relayed_at = now() WHERE id = ANY($1::uuid[])', [

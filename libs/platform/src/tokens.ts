@@ -31,6 +31,12 @@ export interface PlatformOptions {
   /** Queues this process works. Each of their jobs must have exactly one @ProcessJob. */
   consumes?: QueueName[];
   workerConcurrency?: number;
+  /**
+   * How many times a job may be found stalled (its worker died holding it) and be run again before BullMQ fails
+   * it for good; default 1 (BullMQ's). A consumer whose jobs are idempotent and carry many items raises it, so a
+   * few crashes in a row never drop a job (webhook-dispatcher, decision 0402).
+   */
+  maxStalledCount?: number;
   /** Where log lines go (default stdout); tests pass a LogCapture. */
   logDestination?: NodeJS.WritableStream;
   /**

@@ -1,4 +1,5 @@
 import { baseEnvSchema, envBase64Key32, loadConfig } from '@tessera/platform';
+import { WEBHOOK_EVENTS_PER_JOB } from '@tessera/contracts';
 import { z } from 'zod';
 
 const msList = z
@@ -25,11 +26,26 @@ export const envSchema = baseEnvSchema.extend({
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(1000),
   /** A claimed delivery is taken over by another worker when its claim is this old. */
   WEBHOOK_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+  /** Deliveries in progress at once per process, from the claim to the recorded attempt. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  /**
+   * webhook.events jobs taken at once per process (each holds up to 100 events; decision 0402). Unset:
+   * min(WEBHOOK_CONCURRENCY, 16), and at least ceil(2 × WEBHOOK_CONCURRENCY / 100) + 1 — enough small jobs of a
+   * steady stream in progress together, and enough events in hand to keep every delivery slot busy.
+   */
+  WEBHOOK_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   WEBHOOK_RESPONSE_BODY_LIMIT: z.coerce.number().int().min(0).default(2048),
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** webhook.events jobs a process works at once (WEBHOOK_JOB_CONCURRENCY, or its default). */
+export const jobConcurrency = (env: Env): number =>
+  env.WEBHOOK_JOB_CONCURRENCY ??
+  Math.max(
+    Math.min(env.WEBHOOK_CONCURRENCY, 16),
+    Math.ceil((2 * env.WEBHOOK_CONCURRENCY) / WEBHOOK_EVENTS_PER_JOB) + 1,
+  );
 
 /** The only reader of process.env in this app. */
 export const loadEnv = (env: Record<string, string | undefined> = process.env): Env =>

@@ -11,7 +11,6 @@ import { WebhookMetrics } from './deliveries/webhook-metrics';
 import { EndpointsRepository } from './endpoints/endpoints.repository';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EventsProcessor } from './events/events.processor';
-import { EventsRepository } from './events/events.repository';
 import { PartnerController } from './partner/partner.controller';
 
 export interface WebhooksModuleOptions {
@@ -64,7 +63,6 @@ export class WebhooksModule {
         DeliveriesService,
         DeliveriesPoller,
         WebhookMetrics,
-        EventsRepository,
         EventsProcessor,
       ],
     };

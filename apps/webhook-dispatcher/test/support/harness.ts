@@ -3,12 +3,20 @@ import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { rpcResult, type WebhookEventPayload } from '@tessera/contracts';
 import { JobQueues, RpcClient } from '@tessera/platform';
-import { bootApp, migratorFor, type TestEnvironment } from '@tessera/testing';
+import {
+  bootApp,
+  createTestEnvironment,
+  migratorFor,
+  type SchemaMigrator,
+  type TestEnvironment,
+} from '@tessera/testing';
 import { z } from 'zod';
 import { AppModule } from '../../src/app.module';
 import { loadEnv } from '../../src/config/env';
 import { databaseOptions } from '../../src/database/database';
 import type { HostResolver } from '../../src/modules/deliveries/egress-guard';
+import { HttpsReceiver, makeCertificate } from './https-receiver';
+import { testResolver } from './resolver';
 
 export const dispatcherMigrator = () =>
   migratorFor(databaseOptions, join(__dirname, '../../src/database/migrations'));
@@ -43,4 +51,30 @@ export function event(overrides: Partial<WebhookEventPayload> = {}): WebhookEven
 
 export async function enqueue(app: NestFastifyApplication, e: WebhookEventPayload): Promise<void> {
   await app.get(JobQueues).add('WEBHOOK_EVENT', e, { jobId: e.eventId });
+}
+
+/**
+ * An HTTPS receiver on loopback and a dispatcher that may deliver to it (its certificate trusted, 127.0.0.1
+ * allowed, retry delays scaled down 1,000×), on a fresh test database.
+ */
+export async function dispatcherWithReceiver(
+  extra: Record<string, string>,
+  resolver: HostResolver = testResolver(),
+  migrators: SchemaMigrator[] = [dispatcherMigrator()],
+): Promise<{ env: TestEnvironment; app: NestFastifyApplication; receiver: HttpsReceiver }> {
+  const cert = makeCertificate();
+  const receiver = new HttpsReceiver(cert);
+  await receiver.start();
+  const env = await createTestEnvironment(migrators);
+  const app = await bootDispatcher(
+    env,
+    {
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
+      WEBHOOK_CA_FILE: cert.certFile,
+      WEBHOOK_TIME_SCALE: '0.001',
+      ...extra,
+    },
+    resolver,
+  );
+  return { env, app, receiver };
 }

@@ -1,8 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { DeliveryStatus, WebhookEventPayload } from '@tessera/contracts';
+import { Batcher, isDataError, type PreparedQuery, preparedQuery, sqlState } from '@tessera/platform';
 import { DataSource } from 'typeorm';
 import { WebhookAttemptEntity } from './entities/webhook-attempt.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
+
+/** Most arrivals (or attempts) in one statement, and statements of each kind in flight at once. */
+const BATCH_MAX = 200;
+const BATCHES_IN_FLIGHT = 2;
 
 export interface NewDelivery {
   eventId: string;
@@ -38,12 +43,124 @@ export interface AttemptRecord {
   success: boolean;
 }
 
+/** What arrives for one event: its inbox row, and the delivery to create when an endpoint subscribes. */
+export interface Arrival {
+  inbox: WebhookEventPayload | null;
+  delivery: NewDelivery | null;
+  /** The new delivery's claim lasts until now + leaseMs. */
+  leaseMs: number;
+}
+
+export interface ArrivalResult {
+  /** The inbox row was written by this call (false: the event was already there, or there was none). */
+  recorded: boolean;
+  /** The new delivery, claimed by the caller; null when there was none to create or it already exists. */
+  claimed: ClaimedDelivery | null;
+}
+
+interface AttemptItem {
+  claimed: ClaimedDelivery;
+  attempt: AttemptRecord;
+  next: { status: DeliveryStatus; nextAttemptAt: Date | null; lastError: string | null };
+}
+
 const CLAIMED_COLUMNS = `id, event_id AS "eventId", endpoint_id AS "endpointId", payload, attempt_count AS "attemptCount",
   attempt_base AS "attemptBase", occurred_at AS "occurredAt"`;
 
+/**
+ * A batch of arrivals in one statement (decision 0402): the inbox rows (ON CONFLICT DO NOTHING) and the new
+ * deliveries, created already claimed (ON CONFLICT on the (event, endpoint) key DO NOTHING: a redelivered event
+ * creates nothing). Rows go in key order, so two batches sharing keys lock them in the same order.
+ */
+const ARRIVE_BATCH = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+    event_id uuid, endpoint_id uuid, tenant_id text, source text, event_type text, entity_type text,
+    entity_id text, payload text, occurred_at timestamptz, lease_ms float8, sequence bigint, inbox boolean, data jsonb)
+), inbox AS (
+  INSERT INTO received_events (event_id, source, tenant_id, event_type, entity_type, entity_id, data, occurred_at, sequence)
+  SELECT event_id, source, tenant_id, event_type, entity_type, entity_id, data, occurred_at, sequence
+    FROM input WHERE inbox ORDER BY event_id
+  ON CONFLICT (event_id) DO NOTHING
+  RETURNING event_id
+), created AS (
+  INSERT INTO webhook_deliveries
+    (event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at, next_attempt_at, sequence)
+  SELECT event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at,
+         now() + make_interval(secs => lease_ms / 1000), sequence
+    FROM input WHERE endpoint_id IS NOT NULL ORDER BY event_id, endpoint_id
+  ON CONFLICT (event_id, endpoint_id) DO NOTHING
+  RETURNING ${CLAIMED_COLUMNS}
+)
+SELECT (SELECT coalesce(json_agg(event_id), '[]') FROM inbox) AS recorded,
+       (SELECT coalesce(json_agg(created), '[]') FROM created) AS claimed`;
+
+/**
+ * A batch of attempts in one statement: each delivery's attempt count, state and schedule, and its attempt
+ * row. Guarded by the attempt count each claim saw: a delivery another worker took over meanwhile (or that
+ * appears twice in the batch) is written once, by the first matching item.
+ */
+const RECORD_BATCH = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
+    i int, id uuid, attempt_count int, status text, next_attempt_at timestamptz, attempted_at timestamptz,
+    last_error text, request_url text, http_status_code int, response_body text, error_message text,
+    duration_ms int, success boolean)
+), d AS (
+  UPDATE webhook_deliveries w SET
+    attempt_count = w.attempt_count + 1, status = x.status, next_attempt_at = x.next_attempt_at,
+    last_attempt_at = x.attempted_at,
+    delivered_at = CASE WHEN x.status = 'delivered' THEN x.attempted_at ELSE w.delivered_at END,
+    last_error = x.last_error
+  FROM input x WHERE w.id = x.id AND w.attempt_count = x.attempt_count
+  RETURNING w.id, w.attempt_count, x.i
+), attempts AS (
+  INSERT INTO webhook_attempts
+    (delivery_id, attempt_number, request_url, http_status_code, response_body, error_message, duration_ms, attempted_at, success)
+  SELECT d.id, d.attempt_count, x.request_url, x.http_status_code, x.response_body, x.error_message, x.duration_ms,
+         x.attempted_at, x.success
+    FROM d JOIN input x ON x.i = d.i
+)
+SELECT i FROM d`;
+
+/** Postgres text cannot hold NUL: a receiver's reply (or an error naming it) keeps the rest of its text. */
+const storable = (text: string | null): string | null =>
+  text === null ? null : text.replace(/\0/g, '\uFFFD');
+
+/** Bad data in one item fails only that item; a deadlock between two replicas' batches is retried alone too. */
+const retryAlone = (error: unknown): boolean => isDataError(error) || sqlState(error) === '40P01';
+
+/**
+ * The dispatcher's hot writes go through group commit (decision 0402): every arrival and every attempt that
+ * comes in while the previous batch is in flight goes to Postgres with the others, as one statement and one
+ * commit. An idle dispatcher waits for nothing (a batch leaves at the end of the current event-loop turn).
+ */
 @Injectable()
 export class DeliveriesRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly prepared: PreparedQuery;
+  private readonly arrivals: Batcher<Arrival, ArrivalResult>;
+  private readonly attemptBatcher: Batcher<AttemptItem, boolean>;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.prepared = preparedQuery(dataSource);
+    this.arrivals = new Batcher({
+      run: (items) => this.arriveMany(items),
+      maxBatchSize: BATCH_MAX,
+      maxConcurrentBatches: BATCHES_IN_FLIGHT,
+      retryAlone,
+    });
+    this.attemptBatcher = new Batcher({
+      run: (items) => this.recordMany(items),
+      maxBatchSize: BATCH_MAX,
+      maxConcurrentBatches: BATCHES_IN_FLIGHT,
+      retryAlone,
+    });
+  }
+
+  /** Records an event's inbox row and creates its delivery, claimed by the caller; see ArrivalResult. */
+  arrive(arrival: Arrival): Promise<ArrivalResult> {
+    return this.arrivals.submit(arrival);
+  }
 
   /**
    * Creates the delivery already claimed by the caller (lease until now + leaseMs), or returns null when this
@@ -54,36 +171,44 @@ export class DeliveriesRepository {
     leaseMs: number,
     inbox?: WebhookEventPayload,
   ): Promise<ClaimedDelivery | null> {
-    const params: unknown[] = [
-      d.eventId,
-      d.endpointId,
-      d.tenantId,
-      d.source,
-      d.eventType,
-      d.entityType,
-      d.entityId,
-      d.payload,
-      d.occurredAt,
-      leaseMs,
-      d.sequence,
-    ];
-    // The inbox row of a relayed event rides in the same statement (one round trip per event).
-    const inboxCte = inbox
-      ? `WITH inbox AS (
-           INSERT INTO received_events (event_id, source, tenant_id, event_type, entity_type, entity_id, data, occurred_at, sequence)
-           VALUES ($1, $4, $3, $5, $6, $7, $12::jsonb, $9, $11) ON CONFLICT (event_id) DO NOTHING)`
-      : '';
-    if (inbox) params.push(JSON.stringify(inbox.data));
-    const rows: ClaimedDelivery[] = await this.dataSource.query(
-      `${inboxCte}
-       INSERT INTO webhook_deliveries
-         (event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at, next_attempt_at, sequence)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + make_interval(secs => $10::float8 / 1000), $11)
-       ON CONFLICT (event_id, endpoint_id) DO NOTHING
-       RETURNING ${CLAIMED_COLUMNS}`,
-      params,
+    return (await this.arrive({ delivery: d, inbox: inbox ?? null, leaseMs })).claimed;
+  }
+
+  private async arriveMany(items: Arrival[]): Promise<ArrivalResult[]> {
+    const input = items.map(({ inbox, delivery, leaseMs }) => {
+      const e = delivery ?? inbox!;
+      return {
+        event_id: e.eventId.toLowerCase(),
+        endpoint_id: delivery?.endpointId.toLowerCase() ?? null,
+        tenant_id: e.tenantId,
+        source: e.source,
+        event_type: e.eventType,
+        entity_type: e.entityType,
+        entity_id: e.entityId,
+        payload: delivery?.payload ?? null,
+        occurred_at: delivery ? delivery.occurredAt.toISOString() : inbox!.occurredAt,
+        lease_ms: leaseMs,
+        sequence: delivery ? delivery.sequence : (inbox!.sequence ?? null),
+        inbox: inbox !== null,
+        data: inbox?.data ?? null,
+      };
+    });
+    const [row] = await this.prepared<{ recorded: string[]; claimed: ClaimedDelivery[] }>(
+      'webhooks_arrive_batch',
+      ARRIVE_BATCH,
+      [JSON.stringify(input)],
     );
-    return rows[0] ?? null;
+    const recorded = new Set(row!.recorded);
+    const claimed = new Map(
+      row!.claimed.map((c) => [`${c.eventId}|${c.endpointId}`, { ...c, occurredAt: new Date(c.occurredAt) }]),
+    );
+    return items.map((item, i) => {
+      const key = `${input[i]!.event_id}|${input[i]!.endpoint_id}`;
+      const mine = item.delivery ? (claimed.get(key) ?? null) : null;
+      if (mine) claimed.delete(key); // the same pair twice in one batch: the first caller holds the claim
+      const wasRecorded = item.inbox !== null && recorded.delete(input[i]!.event_id);
+      return { recorded: wasRecorded, claimed: mine };
+    });
   }
 
   /** Claims due deliveries (retries, re-queues, and claims whose worker died) with SKIP LOCKED. */
@@ -104,41 +229,39 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Records attempt number attemptCount + 1 and the delivery's new state in one statement. Guarded by the
-   * attempt count the claim saw: if another worker took the delivery over meanwhile, nothing is written.
+   * Records attempt number attemptCount + 1 and the delivery's new state (one statement per batch). Guarded by
+   * the attempt count the claim saw: if another worker took the delivery over meanwhile, nothing is written
+   * and the answer is false.
    */
-  async recordAttempt(
+  recordAttempt(
     claimed: ClaimedDelivery,
     attempt: AttemptRecord,
     next: { status: DeliveryStatus; nextAttemptAt: Date | null; lastError: string | null },
   ): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
-      `WITH d AS (
-         UPDATE webhook_deliveries SET
-           attempt_count = attempt_count + 1, status = $3, next_attempt_at = $4, last_attempt_at = $5,
-           delivered_at = CASE WHEN $3 = 'delivered' THEN $5 ELSE delivered_at END, last_error = $6
-         WHERE id = $1 AND attempt_count = $2
-         RETURNING id, attempt_count)
-       INSERT INTO webhook_attempts
-         (delivery_id, attempt_number, request_url, http_status_code, response_body, error_message, duration_ms, attempted_at, success)
-       SELECT d.id, d.attempt_count, $7, $8, $9, $10, $11, $5, $12 FROM d
-       RETURNING id`,
-      [
-        claimed.id,
-        claimed.attemptCount,
-        next.status,
-        next.nextAttemptAt,
-        attempt.attemptedAt,
-        next.lastError,
-        attempt.requestUrl,
-        attempt.httpStatusCode,
-        attempt.responseBody,
-        attempt.errorMessage,
-        attempt.durationMs,
-        attempt.success,
-      ],
-    );
-    return rows.length > 0;
+    return this.attemptBatcher.submit({ claimed, attempt, next });
+  }
+
+  private async recordMany(items: AttemptItem[]): Promise<boolean[]> {
+    const input = items.map(({ claimed, attempt, next }, i) => ({
+      i,
+      id: claimed.id,
+      attempt_count: claimed.attemptCount,
+      status: next.status,
+      next_attempt_at: next.nextAttemptAt?.toISOString() ?? null,
+      attempted_at: attempt.attemptedAt.toISOString(),
+      last_error: storable(next.lastError),
+      request_url: attempt.requestUrl,
+      http_status_code: attempt.httpStatusCode,
+      response_body: storable(attempt.responseBody),
+      error_message: storable(attempt.errorMessage),
+      duration_ms: attempt.durationMs,
+      success: attempt.success,
+    }));
+    const rows = await this.prepared<{ i: number }>('webhooks_record_batch', RECORD_BATCH, [
+      JSON.stringify(input),
+    ]);
+    const written = new Set(rows.map((r) => r.i));
+    return items.map((_, i) => written.has(i));
   }
 
   async list(

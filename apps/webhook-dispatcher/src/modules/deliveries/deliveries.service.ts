@@ -18,6 +18,7 @@ import { DeliveriesRepository, type ClaimedDelivery } from './deliveries.reposit
 import { EgressGuard, TargetRefusedError } from './egress-guard';
 import type { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
 import { HttpSender } from './http-sender';
+import { Permits } from './permits';
 import { WebhookMetrics } from './webhook-metrics';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -44,11 +45,28 @@ export function envelope(e: {
   });
 }
 
+/** What became of one relayed event. */
+export interface HandledEvent {
+  /** Its inbox row was written now (false: a redelivered event). */
+  recorded: boolean;
+  delivery: 'skipped' | DeliveryStatus;
+}
+
+/** What became of a batch: counts by outcome (failed counts failed and dead first attempts). */
+export interface HandledBatch {
+  events: number;
+  recorded: number;
+  delivered: number;
+  failed: number;
+  skipped: number;
+}
+
 /** Deliveries: one per (event, endpoint), attempted at once, then retried on schedule until dead. */
 @Injectable()
 export class DeliveriesService implements OnModuleDestroy {
   private readonly logger = new Logger(DeliveriesService.name);
   private readonly sender: HttpSender;
+  private readonly permits: Permits;
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -58,6 +76,7 @@ export class DeliveriesService implements OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly env: Env,
     @Inject('WEBHOOK_CA') secureContext: SecureContext | undefined,
   ) {
+    this.permits = new Permits(env.WEBHOOK_CONCURRENCY);
     this.sender = new HttpSender({
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       responseBodyLimit: env.WEBHOOK_RESPONSE_BODY_LIMIT,
@@ -66,34 +85,62 @@ export class DeliveriesService implements OnModuleDestroy {
   }
 
   /**
-   * A relayed event: creates the delivery for the tenant's endpoint (if subscribed), recording the event in
-   * the inbox in the same statement, and attempts it. 'skipped' means no delivery was created here (no
-   * endpoint, not subscribed, or a redelivered event whose delivery exists): the caller records the inbox row.
+   * A relayed event: records it in the inbox and, when the tenant's endpoint subscribes to it, creates its
+   * delivery (claimed, in the same statement) and attempts it. 'skipped' means no delivery was created here (no
+   * endpoint, not subscribed, or a redelivered event whose delivery exists; the poller finishes a delivery
+   * whose first worker died). At most WEBHOOK_CONCURRENCY deliveries are between their claim and the end of
+   * their request at once, so a large batch never claims more than it is about to attempt.
    */
-  async handleEvent(event: WebhookEventPayload): Promise<'delivered' | 'skipped' | DeliveryStatus> {
+  async handleEvent(event: WebhookEventPayload): Promise<HandledEvent> {
     const endpoint = await this.endpoints.active(event.tenantId, event.source);
-    if (!endpoint) return 'skipped';
-    if (endpoint.subscribedEventTypes && !endpoint.subscribedEventTypes.includes(event.eventType))
-      return 'skipped';
-    const claimed = await this.deliveries.insertClaimed(
-      {
-        eventId: event.eventId,
-        endpointId: endpoint.id,
-        tenantId: event.tenantId,
-        source: event.source,
-        eventType: event.eventType,
-        entityType: event.entityType,
-        entityId: event.entityId,
-        sequence: event.sequence ?? null,
-        payload: envelope(event),
-        occurredAt: new Date(event.occurredAt),
-      },
-      this.env.WEBHOOK_LEASE_MS,
-      event,
-    );
-    // Already there: a redelivered job. The poller finishes it if its first worker died.
-    if (!claimed) return 'skipped';
-    return this.attempt(claimed, endpoint);
+    const subscribed =
+      endpoint !== null &&
+      (!endpoint.subscribedEventTypes || endpoint.subscribedEventTypes.includes(event.eventType));
+    if (!subscribed) {
+      const { recorded } = await this.deliveries.arrive({ inbox: event, delivery: null, leaseMs: 0 });
+      return { recorded, delivery: 'skipped' };
+    }
+    const release = await this.permits.acquire();
+    try {
+      const { recorded, claimed } = await this.deliveries.arrive({
+        inbox: event,
+        delivery: {
+          eventId: event.eventId,
+          endpointId: endpoint.id,
+          tenantId: event.tenantId,
+          source: event.source,
+          eventType: event.eventType,
+          entityType: event.entityType,
+          entityId: event.entityId,
+          sequence: event.sequence ?? null,
+          payload: envelope(event),
+          occurredAt: new Date(event.occurredAt),
+        },
+        leaseMs: this.env.WEBHOOK_LEASE_MS,
+      });
+      if (!claimed) return { recorded, delivery: 'skipped' };
+      // The permit is for the request: the next delivery starts while this attempt's record is written.
+      return { recorded, delivery: await this.attempt(claimed, endpoint, release) };
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A batch of relayed events (one `webhook.events.v1` job): each handled as above, all at once. The job
+   * settles only when every event has: a failure fails the job, and its retry redoes only what is missing.
+   */
+  async handleEvents(events: WebhookEventPayload[]): Promise<HandledBatch> {
+    const results = await Promise.allSettled(events.map((e) => this.handleEvent(e)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const counts: HandledBatch = { events: events.length, recorded: 0, delivered: 0, failed: 0, skipped: 0 };
+    for (const r of results as PromiseFulfilledResult<HandledEvent>[]) {
+      if (r.value.recorded) counts.recorded += 1;
+      if (r.value.delivery === 'delivered' || r.value.delivery === 'skipped') counts[r.value.delivery] += 1;
+      else counts.failed += 1;
+    }
+    return counts;
   }
 
   /** Due retries and abandoned claims; returns how many were attempted. */
@@ -116,7 +163,12 @@ export class DeliveriesService implements OnModuleDestroy {
   }
 
   /** One attempt: fresh DNS check, signed POST, then the attempt row and the new state in one statement. */
-  async attempt(claimed: ClaimedDelivery, endpoint: ActiveEndpoint | null): Promise<DeliveryStatus> {
+  async attempt(
+    claimed: ClaimedDelivery,
+    endpoint: ActiveEndpoint | null,
+    /** Called once the request is over (answered, failed or refused), before the attempt is recorded. */
+    sent?: () => void,
+  ): Promise<DeliveryStatus> {
     const attemptedAt = new Date();
     const number = claimed.attemptCount + 1;
     if (number === 1)
@@ -159,6 +211,7 @@ export class DeliveriesService implements OnModuleDestroy {
         };
       }
     }
+    sent?.();
     const inCycle = number - claimed.attemptBase;
     const status: DeliveryStatus = result.success
       ? 'delivered'

@@ -24,12 +24,13 @@ export interface ActiveEndpoint {
 }
 
 const CACHE_MS = 1000;
+const CACHE_MAX_ENTRIES = 10_000;
 
 /** Partner endpoint configuration: URL rules, secret generation and rotation, subscriptions. */
 @Injectable()
 export class EndpointsService {
   private readonly box: SecretBox;
-  private readonly cache = new Map<string, { value: ActiveEndpoint | null; expires: number }>();
+  private readonly cache = new Map<string, { value: Promise<ActiveEndpoint | null>; expires: number }>();
 
   constructor(
     private readonly endpoints: EndpointsRepository,
@@ -85,14 +86,21 @@ export class EndpointsService {
     return publicCatalog(source);
   }
 
-  /** The endpoint with its secret opened, for signing; cached briefly (a PUT here clears it). */
-  async active(tenantId: string, source: string): Promise<ActiveEndpoint | null> {
+  /**
+   * The endpoint with its secret opened, for signing; cached briefly (a PUT here clears it). The cache holds
+   * the lookup itself, so the events of a batch that all miss at once share one query.
+   */
+  active(tenantId: string, source: string): Promise<ActiveEndpoint | null> {
     const key = this.aad(tenantId, source);
     const hit = this.cache.get(key);
     if (hit && hit.expires > Date.now()) return hit.value;
-    const row = await this.endpoints.find(tenantId, source);
-    const value = row ? this.open(row) : null;
+    const value = this.endpoints.find(tenantId, source).then((row) => (row ? this.open(row) : null));
+    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
     this.cache.set(key, { value, expires: Date.now() + CACHE_MS });
+    // A failed lookup is not remembered: the next caller asks again.
+    value.catch(() => {
+      if (this.cache.get(key)?.value === value) this.cache.delete(key);
+    });
     return value;
   }
 

@@ -1,25 +1,24 @@
 import { Injectable } from '@nestjs/common';
-import { JOBS, type WebhookEventPayload } from '@tessera/contracts';
+import { JOBS, type WebhookEventPayload, type WebhookEventsPayload } from '@tessera/contracts';
 import { ProcessJob } from '@tessera/platform';
-import { DeliveriesService } from '../deliveries/deliveries.service';
-import { EventsRepository } from './events.repository';
+import { DeliveriesService, type HandledBatch, type HandledEvent } from '../deliveries/deliveries.service';
 
 /**
  * Consumes webhook.events: records each relayed event once in the inbox, then creates and attempts its
- * delivery. Both writes are idempotent, so a redelivered job changes nothing.
+ * delivery, in the same statement. Both writes are idempotent, so a redelivered job changes nothing. Relays
+ * enqueue batches (`webhook.events.v1`, decision 0402); a single event (`webhook.event.v1`) is still taken.
  */
 @Injectable()
 export class EventsProcessor {
-  constructor(
-    private readonly events: EventsRepository,
-    private readonly deliveries: DeliveriesService,
-  ) {}
+  constructor(private readonly deliveries: DeliveriesService) {}
 
   @ProcessJob(JOBS.WEBHOOK_EVENT)
-  async receive(event: WebhookEventPayload): Promise<{ recorded: boolean; delivery: string }> {
-    // A created delivery records the inbox row in the same statement; otherwise the inbox alone.
-    const delivery = await this.deliveries.handleEvent(event);
-    const recorded = delivery === 'skipped' ? await this.events.recordOnce(event) : true;
-    return { recorded, delivery };
+  receive(event: WebhookEventPayload): Promise<HandledEvent> {
+    return this.deliveries.handleEvent(event);
+  }
+
+  @ProcessJob(JOBS.WEBHOOK_EVENTS)
+  receiveMany(batch: WebhookEventsPayload): Promise<HandledBatch> {
+    return this.deliveries.handleEvents(batch.events);
   }
 }

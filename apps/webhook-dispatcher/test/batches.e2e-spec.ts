@@ -1,0 +1,182 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { JOBS, WEBHOOK_RPC, type WebhookEventPayload } from '@tessera/contracts';
+import { JobQueues, webhookEventJobs } from '@tessera/platform';
+import type { TestEnvironment } from '@tessera/testing';
+import { DataSource } from 'typeorm';
+import { DeliveriesRepository } from '../src/modules/deliveries/deliveries.repository';
+import { dispatcherWithReceiver, enqueue, event, rpc } from './support/harness';
+import { type HttpsReceiver, waitFor } from './support/https-receiver';
+
+// Decision 0402: relays enqueue `webhook.events.v1` jobs of up to 100 events; arrivals and attempts are
+// written in batches (one statement each), with the same guarantees as one event at a time.
+
+let env: TestEnvironment;
+let app: NestFastifyApplication;
+let receiver: HttpsReceiver;
+let db: DataSource;
+
+const TENANT = 'tenant-batch';
+
+beforeAll(async () => {
+  ({ env, app, receiver } = await dispatcherWithReceiver({
+    WEBHOOK_POLL_MS: '50',
+    WEBHOOK_CONCURRENCY: '8',
+  }));
+  db = app.get(DataSource);
+});
+
+afterAll(async () => {
+  await app?.close();
+  await env?.teardown();
+  await receiver?.stop();
+});
+
+async function configure(tenantId: string, path: string, subscribedEventTypes?: string[]) {
+  const reply = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
+    tenantId,
+    source: 'custody',
+    body: { url: receiver.url(path), subscribedEventTypes },
+  });
+  expect(reply.ok).toBe(true);
+}
+
+const ids = (path: string) => receiver.at(path).map((r) => r.headers['webhook-id'] as string);
+
+async function addBatches(events: WebhookEventPayload[], suffix = '') {
+  await app.get(JobQueues).addBulk(
+    'WEBHOOK_EVENTS',
+    webhookEventJobs(events).map((j) => ({ ...j, jobId: `${j.jobId}${suffix}` })),
+  );
+}
+
+describe('webhook.events.v1: batches of relayed events', () => {
+  it('records every event once and delivers each subscribed one exactly once, across overlapping batches', async () => {
+    await configure(TENANT, '/batch', ['wallet.created']);
+    const subscribed = Array.from({ length: 130 }, () => event({ tenantId: TENANT }));
+    const other = Array.from({ length: 20 }, () => event({ tenantId: TENANT, eventType: 'balance.updated' }));
+    const noEndpoint = Array.from({ length: 5 }, () => event({ tenantId: 'tenant-without-endpoint' }));
+    // One event went through the single-event job first; it must not be delivered again.
+    const early = subscribed[0]!;
+    await enqueue(app, early);
+    await waitFor(
+      () => ids('/batch'),
+      (seen) => seen.includes(early.eventId),
+    );
+    const all = [...subscribed, ...other, ...noEndpoint].sort(() => Math.random() - 0.5);
+    await addBatches(all);
+    // The same events again, cut differently (as a relay replay after a crash could): nothing changes.
+    await addBatches(all.slice(7), '-replay');
+
+    await waitFor(
+      () => new Set(ids('/batch')).size,
+      (n) => n >= subscribed.length,
+      30_000,
+    );
+    const counts = await waitFor(
+      async () =>
+        (await db.query(
+          `SELECT (SELECT count(*)::int FROM received_events WHERE tenant_id IN ($1, 'tenant-without-endpoint')) AS inbox,
+                  (SELECT count(*)::int FROM webhook_deliveries WHERE tenant_id = $1) AS deliveries,
+                  (SELECT count(*)::int FROM webhook_deliveries WHERE tenant_id = $1 AND status = 'delivered') AS delivered,
+                  (SELECT count(*)::int FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+                    WHERE d.tenant_id = $1) AS attempts`,
+          [TENANT],
+        )) as { inbox: number; deliveries: number; delivered: number; attempts: number }[],
+      ([c]) => c!.delivered === subscribed.length,
+    );
+    expect(counts[0]).toEqual({
+      inbox: subscribed.length + other.length + noEndpoint.length,
+      deliveries: subscribed.length,
+      delivered: subscribed.length,
+      attempts: subscribed.length,
+    });
+    // Exactly once each: no duplicates, nothing unsubscribed.
+    expect(ids('/batch').sort()).toEqual(subscribed.map((e) => e.eventId).sort());
+  });
+
+  it('answers a batch job with the counts of what it did', async () => {
+    await configure('tenant-count', '/count');
+    const events = [event({ tenantId: 'tenant-count' }), event({ tenantId: 'tenant-count' })];
+    const [job] = webhookEventJobs(events);
+    const queue = app.get(JobQueues).queue(JOBS.WEBHOOK_EVENTS.queue);
+    const added = await queue.add(JOBS.WEBHOOK_EVENTS.name, job!.payload, { jobId: job!.jobId });
+    const done = await waitFor(
+      () => queue.getJob(added.id!),
+      (j) => Boolean(j?.returnvalue),
+    );
+    expect(done!.returnvalue).toEqual({ events: 2, recorded: 2, delivered: 2, failed: 0, skipped: 0 });
+  });
+});
+
+describe('batched attempt records', () => {
+  it('writes an attempt once when two workers record the same claim in one batch', async () => {
+    const repo = app.get(DeliveriesRepository);
+    const e = event({ tenantId: 'tenant-guard' });
+    const claimed = await repo.insertClaimed(
+      {
+        eventId: e.eventId,
+        endpointId: '00000000-0000-4000-8000-000000000001',
+        tenantId: e.tenantId,
+        source: e.source,
+        eventType: e.eventType,
+        entityType: e.entityType,
+        entityId: e.entityId,
+        sequence: null,
+        payload: '{}',
+        occurredAt: new Date(e.occurredAt),
+      },
+      30_000,
+    );
+    expect(claimed).not.toBeNull();
+    const attempt = (status: number) => ({
+      requestUrl: 'https://receiver.test/guard',
+      httpStatusCode: status,
+      responseBody: null,
+      errorMessage: null,
+      durationMs: 3,
+      attemptedAt: new Date(),
+      success: status === 200,
+    });
+    // Submitted in the same turn: they go out as one statement.
+    const results = await Promise.all([
+      repo.recordAttempt(claimed!, attempt(200), {
+        status: 'delivered',
+        nextAttemptAt: null,
+        lastError: null,
+      }),
+      repo.recordAttempt(claimed!, attempt(500), {
+        status: 'failed',
+        nextAttemptAt: new Date(),
+        lastError: 'HTTP 500',
+      }),
+    ]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const rows = await db.query(
+      'SELECT attempt_number, http_status_code FROM webhook_attempts WHERE delivery_id = $1',
+      [claimed!.id],
+    );
+    expect(rows).toHaveLength(1);
+    const [delivery] = await db.query('SELECT status, attempt_count FROM webhook_deliveries WHERE id = $1', [
+      claimed!.id,
+    ]);
+    expect(delivery.attempt_count).toBe(1);
+    expect(delivery.status).toBe(results[0] ? 'delivered' : 'failed');
+  });
+
+  it('stores a reply with a NUL character (as U+FFFD) instead of failing the attempt record', async () => {
+    await configure('tenant-nul', '/nul');
+    receiver.on('/nul', { status: 500, body: 'bad\u0000reply' });
+    const e = event({ tenantId: 'tenant-nul' });
+    await enqueue(app, e);
+    const [attempt] = await waitFor(
+      () =>
+        db.query(
+          `SELECT a.response_body FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+            WHERE d.event_id = $1 ORDER BY a.attempt_number LIMIT 1`,
+          [e.eventId],
+        ),
+      (rows) => rows.length > 0,
+    );
+    expect(attempt.response_body).toBe('bad\uFFFDreply');
+  });
+});
