@@ -236,6 +236,11 @@ export const bench = {
       };
       const phaseAnomalies = async (results) => {
         const ledger = await ledgerAnomalies(url);
+        const counted = results.reduce((n, r) => n + r.lost + r.extra, 0);
+        if (counted + ledger.ledgerMismatches + ledger.negativeBalances + ledger.totalNotConserved > 0)
+          progress(
+            `  anomalies: ${results.map((r) => `${r.lost} answered 201 but not found, ${r.extra} found but not answered`).join('; ')}; ${ledger.ledgerMismatches} ledger mismatches, ${ledger.negativeBalances} negative balances, ${ledger.totalNotConserved} totals not conserved`,
+          );
         return (
           results.reduce((n, r) => n + r.lost + r.extra, 0) +
           ledger.ledgerMismatches +

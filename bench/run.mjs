@@ -11,6 +11,7 @@
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { options } from './lib/bench.mjs';
+import { printStatements, statementsProbe } from './lib/pg-statements.mjs';
 import { root, stopAll } from './lib/proc.mjs';
 import { aggregate, progress, table, writeJson } from './lib/report.mjs';
 
@@ -33,14 +34,22 @@ for (const n of names)
 const started = new Date();
 const runs = [];
 const failures = [];
+const statements = {};
+const pgStatements = await statementsProbe();
 try {
   for (let run = 1; run <= ctx.runs; run++) {
     const figures = [];
     for (const name of names) {
       const { bench } = await BENCHES[name]();
       progress(`run ${run}/${ctx.runs}: ${name} (${bench.description})`);
+      await pgStatements?.reset();
       try {
         figures.push(...(await bench.run(ctx)));
+        if (pgStatements) {
+          const top = await pgStatements.top();
+          (statements[name] ??= []).push(top);
+          printStatements(name, top);
+        }
       } catch (err) {
         failures.push({ run, bench: name, error: String(err?.stack ?? err) });
         progress(`run ${run}/${ctx.runs}: ${name} FAILED: ${err?.message ?? err}`);
@@ -60,6 +69,7 @@ try {
   }
 } finally {
   await stopAll();
+  await pgStatements?.close();
 }
 
 const figures = aggregate(runs);
@@ -81,6 +91,7 @@ writeJson(out, {
   benches: names,
   figures,
   failures,
+  statements,
 });
 progress(`wrote ${out}`);
 if (ctx.chart) {

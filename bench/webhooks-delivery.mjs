@@ -122,13 +122,16 @@ export const bench = {
         occurredAt: new Date().toISOString(),
         data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
       });
+      // The backlog goes in as the outbox relay enqueues it: `webhook.events.v1` jobs of up to 100 events
+      // (libs/platform webhookEventJobs, decision 0402), 10 jobs per Redis round trip.
       const enqueue = async (events) => {
-        for (let i = 0; i < events.length; i += 1000)
+        const jobs = platform.webhookEventJobs(events);
+        for (let i = 0; i < jobs.length; i += 10)
           await queue.addBulk(
-            events.slice(i, i + 1000).map((e) => ({
-              name: contracts.JOBS.WEBHOOK_EVENT.name,
-              data: e,
-              opts: { jobId: e.eventId, removeOnComplete: true },
+            jobs.slice(i, i + 10).map((j) => ({
+              name: contracts.JOBS.WEBHOOK_EVENTS.name,
+              data: j.payload,
+              opts: { jobId: j.jobId, removeOnComplete: true },
             })),
           );
       };
@@ -177,15 +180,19 @@ export const bench = {
           `  raw undici POSTs c=${c}: ${Math.round(rawRate)}/s, ${(rawCpu / rawCount).toFixed(3)} CPU ms each`,
         );
 
-        // Dispatcher: warm, then a backlog of ~duration seconds of work at the warm-up's rate.
-        receiver.arrivals.clear();
-        const warm = Array.from({ length: 300 }, (_, i) => event(i));
-        const tw = performance.now();
-        await enqueue(warm);
-        if (!(await waitUntil(() => receiver.arrivals.size >= warm.length, 60_000)))
-          throw new Error('warm-up not delivered');
-        const warmRate = warm.length / ((performance.now() - tw) / 1000);
-        const n = Math.max(1000, Math.round(warmRate * ctx.duration * 1.2));
+        // Dispatcher: warm, probe the rate with 1,000 events, then a backlog of ~duration seconds of work at it.
+        const drain = async (count) => {
+          receiver.arrivals.clear();
+          const batch = Array.from({ length: count }, (_, i) => event(i));
+          const t = performance.now();
+          await enqueue(batch);
+          if (!(await waitUntil(() => receiver.arrivals.size >= count, 60_000)))
+            throw new Error(`${count} events not delivered within 60 s`);
+          return count / ((performance.now() - t) / 1000);
+        };
+        await drain(300);
+        const probeRate = await drain(1000);
+        const n = Math.max(1000, Math.round(probeRate * ctx.duration));
         receiver.arrivals.clear();
         const events = Array.from({ length: n }, (_, i) => event(i));
         const cpu0 = await dispatcher.cpuMs();

@@ -123,11 +123,12 @@ export function aggregate(runs) {
         p99Ms: stat('p99Ms'),
         cpuMsPerReq: stat('cpuMsPerReq'),
       },
-      perRun: list.map(({ key, value, baseline, ratio, p99Ms, cpuMsPerReq, met }) => ({
+      perRun: list.map(({ key, value, baseline, ratio, p99Ms, cpuMsPerReq, met, anomalies }) => ({
         key,
         value,
         baseline,
         ratio,
+        anomalies,
         p99Ms,
         cpuMsPerReq,
         met,
