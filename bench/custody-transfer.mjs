@@ -154,7 +154,7 @@ export const bench = {
       await settled();
       await worker.stop();
 
-      const transferRequest = (timestampMs) => {
+      const transferRequest = (timestampMs, run) => {
         const s = Math.floor(Math.random() * wallets.length);
         let d = Math.floor(Math.random() * (wallets.length - 1));
         if (d >= s) d++;
@@ -169,7 +169,7 @@ export const bench = {
           body,
           headers: {
             'content-type': 'application/json',
-            'idempotency-key': randomUUID(),
+            'idempotency-key': `${run}-${randomUUID()}`,
             ...signRequest(key.apiKey, key.apiSecret, {
               method: 'POST',
               pathWithQuery: '/transactions/transfer',
@@ -183,39 +183,39 @@ export const bench = {
       // for the CPU. Every request gets its own millisecond timestamp (the replay cache refuses a repeated
       // signature), spread from now - 20 s and used oldest first, so each stays inside the 30 s drift.
       let nextTimestampMs = 0;
-      const signedRequests = (seconds) => {
+      // Every run's idempotency keys share a prefix, so the transfers it created are counted exactly (the key
+      // is written in the transfer's own statement), whatever the warm-up or an earlier run still has in flight.
+      const signedRequests = (seconds, run) => {
         const count = seconds * PRESIGNED_PER_SECOND;
         const start = Math.max(nextTimestampMs, Date.now() - 20_000);
         nextTimestampMs = start + count;
-        const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i));
+        const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i, run));
         let next = 0;
         return [
-          { setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextTimestampMs++)) }) },
+          {
+            setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextTimestampMs++, run)) }),
+          },
         ];
       };
-      const transfers = async () =>
+      const transfersOf = async (run) =>
         (
           await sql(
             url,
-            `SELECT count(*)::int AS n FROM custody.transactions WHERE type = 'InternalTransfer'`,
+            `SELECT count(*)::int AS n FROM custody.idempotency_keys k
+             JOIN custody.transactions t ON t.id = (k.response->>'id')::uuid
+             WHERE k.endpoint = 'transfer' AND starts_with(k.key, $1)`,
+            [`${run}-`],
           )
         )[0].n;
+      let runs = 0;
       const transfer = async (c) => {
         await measure(
           'warm-up',
           api,
-          { url: api.url, connections: c, duration: 1, requests: signedRequests(1) },
+          { url: api.url, connections: c, duration: 1, requests: signedRequests(1, `warm-${runs}`) },
           { warmSeconds: 0 },
         );
-        // Requests of the warm-up still in flight when it stopped commit afterwards: wait until the count is
-        // still, so they are not counted as transfers of the measured run.
-        let warmed = await transfers();
-        for (let i = 0; i < 100; i++) {
-          await sleep(200);
-          const now = await transfers();
-          if (now === warmed) break;
-          warmed = now;
-        }
+        const run = `run-${runs++}`;
         const r = await measure(
           'POST /transactions/transfer',
           api,
@@ -223,13 +223,19 @@ export const bench = {
             url: api.url,
             connections: c,
             duration: ctx.duration,
-            requests: signedRequests(ctx.duration + 1),
+            requests: signedRequests(ctx.duration + 1, run),
           },
           { warmSeconds: 0 },
         );
-        await sleep(300);
-        const created = (await transfers()) - warmed;
-        // Requests still in flight when autocannon stops may commit without being counted as 2xx.
+        // Requests still in flight when autocannon stopped commit afterwards: wait until the count is still.
+        let created = await transfersOf(run);
+        for (let i = 0; i < 100; i++) {
+          await sleep(200);
+          const now = await transfersOf(run);
+          if (now === created) break;
+          created = now;
+        }
+        // At most `c` requests were in flight when autocannon stopped; they may commit without counting as 2xx.
         r.lost = Math.max(0, r.ok2xx - created);
         r.extra = created - r.ok2xx > c ? created - r.ok2xx - c : 0;
         return r;
