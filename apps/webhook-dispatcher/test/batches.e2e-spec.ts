@@ -94,6 +94,37 @@ describe('webhook.events.v1: batches of relayed events', () => {
     expect(ids('/batch').sort()).toEqual(subscribed.map((e) => e.eventId).sort());
   });
 
+  it('keeps WEBHOOK_CONCURRENCY (8) requests in flight, never more, and never claims a whole batch ahead', async () => {
+    await configure('tenant-bound', '/bound');
+    receiver.on('/bound', { status: 200, delayMs: 40 });
+    const events = Array.from({ length: 200 }, () => event({ tenantId: 'tenant-bound' }));
+    receiver.resetInFlight();
+    let mostClaimed = 0;
+    let watching = true;
+    // Claimed, no attempt recorded yet: at most 16 claims (twice the requests) plus the few attempts whose
+    // record is being committed; never the job's 200 events at once.
+    const watch = (async () => {
+      while (watching) {
+        const [row] = await db.query(
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = 'tenant-bound' AND attempt_count = 0`,
+        );
+        mostClaimed = Math.max(mostClaimed, row.n);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await addBatches(events);
+    await waitFor(
+      () => receiver.at('/bound').length,
+      (n) => n >= events.length,
+      30_000,
+    );
+    watching = false;
+    await watch;
+    expect(receiver.maxInFlight).toBe(8);
+    expect(mostClaimed).toBeGreaterThan(0);
+    expect(mostClaimed).toBeLessThan(50);
+  });
+
   it('answers a batch job with the counts of what it did', async () => {
     await configure('tenant-count', '/count');
     const events = [event({ tenantId: 'tenant-count' }), event({ tenantId: 'tenant-count' })];

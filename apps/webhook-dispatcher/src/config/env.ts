@@ -26,7 +26,10 @@ export const envSchema = baseEnvSchema.extend({
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).default(1000),
   /** A claimed delivery is taken over by another worker when its claim is this old. */
   WEBHOOK_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
-  /** Deliveries in progress at once per process, from the claim to the recorded attempt. */
+  /**
+   * Requests to receivers in flight at once per process (and the poller's batch size); up to twice as many
+   * deliveries may be claimed, so the next claims are committed while these requests run.
+   */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
   /**
    * webhook.events jobs taken at once per process (each holds up to 100 events; decision 0402). Unset:

@@ -21,6 +21,9 @@ export type Behaviour = { status: number; delayMs?: number; headers?: Record<str
 
 export class HttpsReceiver {
   readonly requests: ReceivedRequest[] = [];
+  /** Requests being answered now, and the most at once since the last `resetInFlight`. */
+  inFlight = 0;
+  maxInFlight = 0;
   private readonly behaviours = new Map<string, Behaviour[]>();
   private server!: Server;
   port = 0;
@@ -34,6 +37,9 @@ export class HttpsReceiver {
 
   async start(): Promise<void> {
     this.server = createServer({ key: this.certificate.key, cert: this.certificate.cert }, (req, res) => {
+      this.inFlight += 1;
+      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+      res.on('close', () => (this.inFlight -= 1));
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -58,6 +64,10 @@ export class HttpsReceiver {
     this.server.keepAliveTimeout = 30_000;
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  resetInFlight(): void {
+    this.maxInFlight = this.inFlight;
   }
 
   url(path: string, host = 'receiver.test'): string {

@@ -66,7 +66,10 @@ export interface HandledBatch {
 export class DeliveriesService implements OnModuleDestroy {
   private readonly logger = new Logger(DeliveriesService.name);
   private readonly sender: HttpSender;
-  private readonly permits: Permits;
+  /** Deliveries between their claim and the end of their request: twice the requests, so claims run ahead. */
+  private readonly claims: Permits;
+  /** Requests to receivers in flight (WEBHOOK_CONCURRENCY). */
+  private readonly requests: Permits;
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -76,7 +79,8 @@ export class DeliveriesService implements OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly env: Env,
     @Inject('WEBHOOK_CA') secureContext: SecureContext | undefined,
   ) {
-    this.permits = new Permits(env.WEBHOOK_CONCURRENCY);
+    this.claims = new Permits(2 * env.WEBHOOK_CONCURRENCY);
+    this.requests = new Permits(env.WEBHOOK_CONCURRENCY);
     this.sender = new HttpSender({
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       responseBodyLimit: env.WEBHOOK_RESPONSE_BODY_LIMIT,
@@ -88,8 +92,10 @@ export class DeliveriesService implements OnModuleDestroy {
    * A relayed event: records it in the inbox and, when the tenant's endpoint subscribes to it, creates its
    * delivery (claimed, in the same statement) and attempts it. 'skipped' means no delivery was created here (no
    * endpoint, not subscribed, or a redelivered event whose delivery exists; the poller finishes a delivery
-   * whose first worker died). At most WEBHOOK_CONCURRENCY deliveries are between their claim and the end of
-   * their request at once, so a large batch never claims more than it is about to attempt.
+   * whose first worker died). At most WEBHOOK_CONCURRENCY requests are in flight, and at most twice as many
+   * deliveries are between their claim and the end of their request: the next claims are group-committed while
+   * the current requests run, yet a claim waits for at most one round of requests (each bounded by
+   * WEBHOOK_TIMEOUT_MS), far inside its lease, and a large batch never claims more than it is about to attempt.
    */
   async handleEvent(event: WebhookEventPayload): Promise<HandledEvent> {
     const endpoint = await this.endpoints.active(event.tenantId, event.source);
@@ -100,7 +106,7 @@ export class DeliveriesService implements OnModuleDestroy {
       const { recorded } = await this.deliveries.arrive({ inbox: event, delivery: null, leaseMs: 0 });
       return { recorded, delivery: 'skipped' };
     }
-    const release = await this.permits.acquire();
+    const release = await this.claims.acquire();
     try {
       const { recorded, claimed } = await this.deliveries.arrive({
         inbox: event,
@@ -162,13 +168,17 @@ export class DeliveriesService implements OnModuleDestroy {
     return Math.max(0, Math.round(base * this.env.WEBHOOK_TIME_SCALE * jitter));
   }
 
-  /** One attempt: fresh DNS check, signed POST, then the attempt row and the new state in one statement. */
+  /**
+   * One attempt: fresh DNS check, signed POST (holding one of the WEBHOOK_CONCURRENCY request permits), then
+   * the attempt row and the new state in one statement.
+   */
   async attempt(
     claimed: ClaimedDelivery,
     endpoint: ActiveEndpoint | null,
     /** Called once the request is over (answered, failed or refused), before the attempt is recorded. */
     sent?: () => void,
   ): Promise<DeliveryStatus> {
+    const request = endpoint ? await this.requests.acquire() : () => undefined;
     const attemptedAt = new Date();
     const number = claimed.attemptCount + 1;
     if (number === 1)
@@ -209,6 +219,8 @@ export class DeliveriesService implements OnModuleDestroy {
           durationMs: 0,
           success: false,
         };
+      } finally {
+        request();
       }
     }
     sent?.();
