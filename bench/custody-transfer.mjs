@@ -202,7 +202,7 @@ export const bench = {
           await sql(
             url,
             `SELECT count(*)::int AS n FROM custody.idempotency_keys k
-             JOIN custody.transactions t ON t.id = (k.response->>'id')::uuid
+             JOIN custody.transactions t ON t.id = (k.response->>'transactionId')::uuid
              WHERE k.endpoint = 'transfer' AND starts_with(k.key, $1)`,
             [`${run}-`],
           )
