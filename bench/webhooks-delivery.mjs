@@ -3,9 +3,10 @@
 // WEBHOOK_CONCURRENCY of the scale curve, delivering a backlog of webhook.events jobs to a local HTTPS receiver,
 // beside raw undici HTTPS POSTs to the same receiver from one process with as many connections (the ceiling);
 // then the lag from outbox commit to the first delivery attempt at a steady 200 events/s through production's
-// path: rows appended by libs/platform appendToOutbox into custody's real outbox (custody's migrations, the
-// OutboxNotifyTrigger included), woken by NOTIFY at commit, relayed by the real OutboxRelay in custody's worker
-// process (apps/custody-api/dist/worker.js), delivered by the dispatcher.
+// path: rows appended by libs/platform appendToOutbox into custody's real outbox (custody's migrations), the
+// relay woken after each commit by the producer's NOTIFY as custody's API wakes it (outbox-wake.ts, decision
+// 0403), relayed by the real OutboxRelay in custody's worker process (apps/custody-api/dist/worker.js),
+// delivered by the dispatcher.
 //
 //   pnpm build && node bench/webhooks-delivery.mjs [--duration 5] [--connections 10,50,200]
 //
@@ -246,11 +247,12 @@ export const bench = {
       });
       await producer.initialize();
       cleanups.unshift(() => producer.destroy());
-      const [{ tgname }] = await producer.query(
+      // As in custody's API: no relay in this process, so each commit is followed by a NOTIFY (coalesced).
+      const triggers = await producer.query(
         `SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = 'custody' AND c.relname = 'outbox' AND NOT t.tgisinternal`,
+          WHERE n.nspname = 'custody' AND c.relname = 'outbox' AND t.tgname = 'outbox_notify'`,
       );
-      if (tgname !== 'outbox_notify') throw new Error('custody.outbox has no notify trigger');
+      if (triggers.length > 0) throw new Error('custody.outbox still has the notify trigger (decision 0403)');
       receiver.arrivals.clear();
       const seconds = Math.max(5, ctx.duration * 2);
       const committed = new Map();

@@ -25,7 +25,7 @@ beforeAll(async () => {
     { WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32', WEBHOOK_CA_FILE: cert.certFile },
     testResolver(),
   );
-  // A 30 s poll: anything faster than that came through LISTEN/NOTIFY.
+  // A 30 s poll: anything faster than that came through a wake (in process, or LISTEN/NOTIFY).
   producer = await bootApp(ProducerModule.forRoot(env.env, { pollMs: 30_000 }), { rpc: false });
   producerDb = producer.get(DataSource);
   const put = await rpc(dispatcher, WEBHOOK_RPC.PUT_ENDPOINT, {
@@ -55,23 +55,29 @@ const walletEvent = () => {
 };
 
 describe('outbox relay', () => {
-  it('wakes on a plain INSERT into the outbox too (the table trigger, not the helper, notifies)', async () => {
-    const event = walletEvent();
-    const committedAt = Date.now();
-    await producerDb.query(
-      `INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
-       VALUES (gen_random_uuid(), $1, $2, $3, $4, $5, now())`,
-      [event.tenantId, event.eventType, event.entityType, event.entityId, JSON.stringify(event.data)],
-    );
-    const reqs = await waitFor(
-      () => receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId)),
-      (r) => r.length === 1,
-      5000,
-    );
-    expect(reqs[0]!.at - committedAt).toBeLessThan(2000);
+  it('is woken by NOTIFY after the commit of a producer without a relay of its own (another process)', async () => {
+    // Another DataSource on the producer's schema stands for another process (say custody's API, whose relay
+    // runs in its worker): it has no local relay, so its commit is followed by a NOTIFY on the channel.
+    const other = new DataSource({ ...producerDb.options, poolSize: 2 } as never);
+    await other.initialize();
+    try {
+      const event = walletEvent();
+      const committedAt = await other.transaction(async (manager) => {
+        await appendToOutbox(manager, [event]);
+        return Date.now();
+      });
+      const reqs = await waitFor(
+        () => receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId)),
+        (r) => r.length === 1,
+        5000,
+      );
+      expect(reqs[0]!.at - committedAt).toBeLessThan(2000);
+    } finally {
+      await other.destroy();
+    }
   });
 
-  it('relays a committed outbox row at commit (NOTIFY), long before the backstop poll', async () => {
+  it('relays a committed outbox row at commit (its own relay, woken in process), long before the backstop poll', async () => {
     const event = walletEvent();
     const committedAt = await producerDb.transaction(async (manager) => {
       await appendToOutbox(manager, [event]);

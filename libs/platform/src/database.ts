@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, type ClientBase } from 'pg';
 import { baseEnvSchema, loadConfig } from './config';
+import { OutboxWakeSubscriber } from './outbox-wake';
 import type { ClassRef } from './tokens';
 import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
 
@@ -47,6 +48,8 @@ export function serviceDataSourceOptions(opts: ServiceDatabaseOptions): DataSour
     uuidExtension: 'pgcrypto',
     migrationsRun: false,
     logging: false,
+    // Wakes the outbox relay after a transaction that appended outbox rows commits (outbox-wake.ts).
+    subscribers: [OutboxWakeSubscriber],
     extra: {
       max: opts.poolSize ?? 20,
       application_name: opts.applicationName ?? opts.schema,

@@ -17,6 +17,7 @@ export * from './main';
 export * from './outbox';
 export * from './outbox.entity';
 export * from './outbox-relay';
+export * from './outbox-wake';
 export * from './outbox-notify.migration';
 export * from './outbox-sequence.migration';
 export * from './batcher';

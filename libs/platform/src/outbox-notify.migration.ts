@@ -6,6 +6,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Living in the table rather than in `appendToOutbox` means producers that write outbox rows inside a larger
  * single statement (the custody transfer and verification create hot paths) wake the relay too.
  * Each producing service lists this migration after the one that creates its outbox table.
+ *
+ * Superseded by DropOutboxNotifyTrigger (docs/decisions/0403): the NOTIFY in every producing commit
+ * serialised those commits on Postgres' notify lock; producers now wake the relay after they commit.
  */
 export class OutboxNotifyTrigger1795230000000 implements MigrationInterface {
   name = 'OutboxNotifyTrigger1795230000000';
@@ -24,5 +27,22 @@ export class OutboxNotifyTrigger1795230000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query('DROP TRIGGER IF EXISTS outbox_notify ON outbox');
     await q.query('DROP FUNCTION IF EXISTS outbox_notify()');
+  }
+}
+
+/**
+ * Drops OutboxNotifyTrigger: a commit that NOTIFYs holds Postgres' cluster-wide notify lock through its WAL
+ * flush, so producing commits could not share flushes. Producers wake the relay after commit instead
+ * (outbox-wake.ts, docs/decisions/0403). Each producing service lists it after OutboxSequence.
+ */
+export class DropOutboxNotifyTrigger1795480000000 implements MigrationInterface {
+  name = 'DropOutboxNotifyTrigger1795480000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await new OutboxNotifyTrigger1795230000000().down(q);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await new OutboxNotifyTrigger1795230000000().up(q);
   }
 }

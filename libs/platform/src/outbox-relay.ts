@@ -17,7 +17,7 @@ import {
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { JobQueues } from './jobs';
-import { outboxChannel } from './outbox';
+import { outboxChannel, registerLocalOutboxRelay } from './outbox-wake';
 import { PLATFORM_OPTIONS, type PlatformOptions } from './tokens';
 
 export interface OutboxRelayOptions {
@@ -98,9 +98,9 @@ interface OutboxRow {
  * Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the work; each batch is enqueued
  * as `webhook.events.v1` jobs of up to 100 events (webhookEventJobs: a replay after a crash between enqueue
  * and commit is deduplicated by BullMQ, and by the dispatcher's inbox and unique key after that) and stamped
- * relayed in the same transaction. appendToOutbox NOTIFYs the schema's channel in the producer's transaction,
- * so the relay wakes at commit; a poll is the backstop for lost notifications and for a dropped LISTEN
- * connection.
+ * relayed in the same transaction. Producers wake it after they commit (outbox-wake.ts): directly when it runs
+ * in their process on the same DataSource, else by a NOTIFY on the schema's channel, on which it LISTENs; a
+ * poll is the backstop for lost wakes and for a dropped LISTEN connection.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -110,6 +110,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  private unregisterLocal: (() => void) | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -123,6 +124,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       this.logger.warn('outbox relay disabled (OUTBOX_RELAY_ENABLED=false)');
       return;
     }
+    this.unregisterLocal = registerLocalOutboxRelay(this.dataSource, () => this.wake());
     await this.listen();
     this.wake();
   }
@@ -237,6 +239,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
     await this.running;
     await this.listener?.end().catch(() => undefined);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { OutboxEventEntity } from './outbox.entity';
+import { wakeOutboxRelayAfterCommit } from './outbox-wake';
 
 export interface OutboxEvent {
   tenantId: string;
@@ -12,14 +13,9 @@ export interface OutboxEvent {
 }
 
 /**
- * The LISTEN/NOTIFY channel on which a schema's outbox announces new rows (delivered at commit).
- * Must match the trigger in OutboxNotifyTrigger: `tessera_outbox_` + the table's schema.
+ * Appends events inside the caller's transaction; nothing leaves before that transaction commits, and the
+ * relay is woken when it does (outbox-wake.ts).
  */
-export function outboxChannel(schema: string): string {
-  return `tessera_outbox_${schema}`;
-}
-
-/** Appends events inside the caller's transaction; nothing leaves before that transaction commits. */
 export async function appendToOutbox(manager: EntityManager, events: OutboxEvent[]): Promise<string[]> {
   const rows = events.map((event) => ({
     id: randomUUID(),
@@ -30,8 +26,10 @@ export async function appendToOutbox(manager: EntityManager, events: OutboxEvent
     data: event.data,
     occurredAt: event.occurredAt ?? new Date(),
   }));
-  // The outbox table's triggers number each row per entity (OutboxSequence: gap-free, in this transaction)
-  // and wake the relay when this transaction commits (OutboxNotifyTrigger).
-  if (rows.length > 0) await manager.insert(OutboxEventEntity, rows as never);
+  // The outbox table's trigger numbers each row per entity (OutboxSequence: gap-free, in this transaction).
+  if (rows.length > 0) {
+    await manager.insert(OutboxEventEntity, rows as never);
+    wakeOutboxRelayAfterCommit(manager.connection, manager.queryRunner);
+  }
   return rows.map((r) => r.id);
 }

@@ -4,6 +4,7 @@ import {
   loadConfig,
   migrateServiceSchema,
   OutboxEventEntity,
+  DropOutboxNotifyTrigger1795480000000,
   OutboxNotifyTrigger1795230000000,
   OutboxSequence1795410000000,
   OutboxSequenceEntity,
@@ -32,7 +33,12 @@ export class ProducerInit1700000000001 implements MigrationInterface {
 const producerDatabase = {
   schema: 'producer',
   entities: [OutboxEventEntity, OutboxSequenceEntity],
-  migrations: [ProducerInit1700000000001, OutboxNotifyTrigger1795230000000, OutboxSequence1795410000000],
+  migrations: [
+    ProducerInit1700000000001,
+    OutboxNotifyTrigger1795230000000,
+    OutboxSequence1795410000000,
+    DropOutboxNotifyTrigger1795480000000,
+  ],
 };
 
 export const producerMigrator: SchemaMigrator = {

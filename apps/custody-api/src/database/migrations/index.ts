@@ -1,4 +1,8 @@
-import { OutboxNotifyTrigger1795230000000, OutboxSequence1795410000000 } from '@tessera/platform';
+import {
+  DropOutboxNotifyTrigger1795480000000,
+  OutboxNotifyTrigger1795230000000,
+  OutboxSequence1795410000000,
+} from '@tessera/platform';
 import { Init1795220342744 } from './1795220342744-Init';
 import { CustodyCore1795222478689 } from './1795222478689-CustodyCore';
 import { InFlightIndex1795231000000 } from './1795231000000-InFlightIndex';
@@ -20,4 +24,5 @@ export const migrations = [
   OutboxSequence1795410000000,
   Reconciliation1795410000002,
   WholeBatchCheck1795470000000,
+  DropOutboxNotifyTrigger1795480000000,
 ];

@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Batcher, isDataError, type OutboxEvent, preparedQuery, sqlState } from '@tessera/platform';
+import {
+  Batcher,
+  isDataError,
+  type OutboxEvent,
+  preparedQuery,
+  sqlState,
+  wakeOutboxRelay,
+} from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import type { BalanceDelta } from '../ledger/ledger';
@@ -124,9 +131,14 @@ export class TransactionWriter {
     let whole = items.every((t) => !t.policy);
     for (let attempt = 1; ; attempt++) {
       try {
-        if (whole && (await this.writeWhole(items))) return items.map(() => ({ created: true }));
+        if (whole && (await this.writeWhole(items))) {
+          wakeOutboxRelay(this.db); // committed: the worker's relay takes the events (decision 0403)
+          return items.map(() => ({ created: true }));
+        }
         whole = false;
-        return await this.db.transaction((manager) => this.writeInTransaction(manager, items));
+        const outcomes = await this.db.transaction((manager) => this.writeInTransaction(manager, items));
+        if (outcomes.some((o) => o.created)) wakeOutboxRelay(this.db);
+        return outcomes;
       } catch (err) {
         const state = sqlState(err);
         if (whole && (state === NOT_WHOLE || isDataError(err))) {

@@ -1,4 +1,8 @@
-import { OutboxNotifyTrigger1795230000000, OutboxSequence1795410000000 } from '@tessera/platform';
+import {
+  DropOutboxNotifyTrigger1795480000000,
+  OutboxNotifyTrigger1795230000000,
+  OutboxSequence1795410000000,
+} from '@tessera/platform';
 import { Init1795220341858 } from './1795220341858-Init';
 import { Core1795222519808 } from './1795222519808-Core';
 import { ReviewColumns1795231000000 } from './1795231000000-ReviewColumns';
@@ -16,4 +20,5 @@ export const migrations = [
   Checks1795270000000,
   UboRollUp1795300000000,
   OutboxSequence1795410000000,
+  DropOutboxNotifyTrigger1795480000000,
 ];

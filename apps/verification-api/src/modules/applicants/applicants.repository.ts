@@ -7,6 +7,7 @@ import {
   type PreparedQuery,
   preparedQuery,
   sqlState,
+  wakeOutboxRelay,
 } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 
@@ -170,7 +171,7 @@ export class ApplicantsRepository {
    *
    * This is the hot path. Concurrent creates are grouped (`Batcher`, docs/decisions/0105): every create that
    * arrives while the previous batch is in flight goes out with the others as ONE data-modifying statement,
-   * so a batch costs one round trip and one commit (one WAL flush, one outbox NOTIFY) however many
+   * so a batch costs one round trip and one commit (one WAL flush, one relay wake) however many
    * applicants it holds. Postgres runs the statement atomically, so each applicant's rows commit together.
    */
   create(input: NewApplicant): Promise<CreateResult> {
@@ -195,6 +196,8 @@ export class ApplicantsRepository {
       JSON.stringify([...unique.values()]),
       VERIFICATION_EVENTS.APPLICANT_CREATED,
     ]);
+    // Committed (one autocommitted statement): wake the relay for the `applicantCreated` rows (decision 0403).
+    if (rows.length > 0) wakeOutboxRelay(this.dataSource);
     const inserted = new Map(rows.map((row) => [createKey(row), row]));
     return items.map((item) => {
       const key = createKey(item);

@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { serviceDataSourceOptions } from './database';
+import { appendToOutbox } from './outbox';
+import { OutboxEventEntity } from './outbox.entity';
+import {
+  DropOutboxNotifyTrigger1795480000000,
+  OutboxNotifyTrigger1795230000000,
+} from './outbox-notify.migration';
+import { outboxChannel, registerLocalOutboxRelay, wakeOutboxRelay } from './outbox-wake';
+
+/**
+ * Producers wake the relay after commit (docs/decisions/0403): directly when a relay runs on the same
+ * DataSource, else by a NOTIFY sent in its own statement, one at a time, with the wakes asked for meanwhile
+ * folded into one follow-up. Real Postgres, a real LISTEN.
+ */
+const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const schema = `wake_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+
+let admin: Client;
+let listener: Client;
+let notified: number;
+
+const dataSource = (entities: (typeof OutboxEventEntity)[] = [OutboxEventEntity]) =>
+  new DataSource(
+    serviceDataSourceOptions({ url: POSTGRES_URL, schema, entities, migrations: [], poolSize: 4 }),
+  );
+
+const settle = () => new Promise((r) => setTimeout(r, 150));
+
+beforeAll(async () => {
+  admin = new Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.query(`CREATE TABLE ${schema}.outbox (id uuid PRIMARY KEY, tenant_id text NOT NULL,
+    event_type text NOT NULL, entity_type text NOT NULL, entity_id text NOT NULL, data jsonb NOT NULL,
+    sequence bigint, occurred_at timestamptz NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
+    relayed_at timestamptz)`);
+  listener = new Client({ connectionString: POSTGRES_URL });
+  await listener.connect();
+  listener.on('notification', (n) => {
+    if (n.channel === outboxChannel(schema)) notified += 1;
+  });
+  await listener.query(`LISTEN "${outboxChannel(schema)}"`);
+});
+
+beforeEach(() => {
+  notified = 0;
+});
+
+afterAll(async () => {
+  await listener?.end();
+  await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin?.end();
+});
+
+const event = () => ({
+  tenantId: 't',
+  eventType: 'wallet.created',
+  entityType: 'wallet',
+  entityId: randomUUID(),
+  data: {},
+});
+
+describe('waking the outbox relay', () => {
+  it('NOTIFYs once a transaction that appended events commits, and not before', async () => {
+    const ds = await dataSource().initialize();
+    try {
+      await ds.transaction(async (manager) => {
+        await appendToOutbox(manager, [event()]);
+        await settle();
+        expect(notified).toBe(0); // nothing before the commit
+      });
+      await settle();
+      expect(notified).toBe(1);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  it('sends nothing for a rolled-back transaction', async () => {
+    const ds = await dataSource().initialize();
+    try {
+      await ds
+        .transaction(async (manager) => {
+          await appendToOutbox(manager, [event()]);
+          throw new Error('rollback');
+        })
+        .catch(() => undefined);
+      await settle();
+      expect(notified).toBe(0);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  it('folds wakes asked for while a NOTIFY is in flight into one follow-up', async () => {
+    const ds = await dataSource().initialize();
+    try {
+      for (let i = 0; i < 100; i++) wakeOutboxRelay(ds);
+      await settle();
+      expect(notified).toBe(2); // the first, then one for the 99 that came while it was in flight
+      wakeOutboxRelay(ds);
+      await settle();
+      expect(notified).toBe(3);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  it('runs a relay registered on the same DataSource directly, without a NOTIFY', async () => {
+    const ds = await dataSource().initialize();
+    let local = 0;
+    const unregister = registerLocalOutboxRelay(ds, () => (local += 1));
+    try {
+      await ds.transaction((manager) => appendToOutbox(manager, [event()]));
+      await appendToOutbox(ds.manager, [event()]); // autocommitted: woken at once
+      await settle();
+      expect(local).toBe(2);
+      expect(notified).toBe(0);
+      unregister();
+      wakeOutboxRelay(ds);
+      await settle();
+      expect(local).toBe(2);
+      expect(notified).toBe(1);
+    } finally {
+      unregister();
+      await ds.destroy();
+    }
+  });
+
+  it('a raw INSERT NOTIFYs nothing once DropOutboxNotifyTrigger has run (the old trigger did, in its commit)', async () => {
+    const runner = { query: (sql: string) => admin.query(sql) } as never;
+    const insert = (ds: DataSource) =>
+      ds.query(
+        `INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
+         VALUES (gen_random_uuid(), 't', 'x', 'y', 'z', '{}', now())`,
+      );
+    await admin.query(`SET search_path = ${schema}`);
+    const ds = await dataSource().initialize();
+    try {
+      await new OutboxNotifyTrigger1795230000000().up(runner);
+      await insert(ds);
+      await settle();
+      expect(notified).toBe(1);
+      await new DropOutboxNotifyTrigger1795480000000().up(runner);
+      await insert(ds);
+      await settle();
+      expect(notified).toBe(1); // the relay's backstop poll takes it
+    } finally {
+      await admin.query('RESET search_path');
+      await ds.destroy();
+    }
+  });
+});

@@ -1,0 +1,124 @@
+import type {
+  DataSource,
+  EntitySubscriberInterface,
+  QueryRunner,
+  TransactionCommitEvent,
+  TransactionRollbackEvent,
+} from 'typeorm';
+
+/**
+ * Wakes the outbox relay after a commit that wrote outbox rows (docs/decisions/0403).
+ *
+ * Producers used to wake it with a NOTIFY from a trigger on the outbox table. A transaction that NOTIFYs takes
+ * Postgres' one cluster-wide notify lock at commit and holds it through its WAL flush, so every producing
+ * commit waited for the one before it and none could share a flush (pgbench, 10 clients: 12,700 INSERT
+ * commits/s plain, 5,800/s with the trigger). Now the commit carries no NOTIFY: after it, the producer calls
+ * `wakeOutboxRelay`, which
+ * - runs the relay in this process directly when one is registered on the same DataSource, or else
+ * - sends `pg_notify` on the schema's channel in its own statement, one at a time per DataSource: wakes asked
+ *   for while one is in flight are folded into a single follow-up, so under load the notifies stay off the
+ *   producers' commits and few.
+ * A wake is a hint: a lost one (a crash right after commit, a raw INSERT that calls nothing) waits for the
+ * relay's backstop poll, and nothing is lost.
+ */
+
+/** The LISTEN/NOTIFY channel on which a schema's outbox relay listens for wakes. */
+export function outboxChannel(schema: string): string {
+  return `tessera_outbox_${schema}`;
+}
+
+const localRelays = new WeakMap<DataSource, () => void>();
+const notifiers = new WeakMap<DataSource, Notifier>();
+
+/** Called by OutboxRelay: wakes on this DataSource run it directly. Returns the unregister function. */
+export function registerLocalOutboxRelay(dataSource: DataSource, wake: () => void): () => void {
+  localRelays.set(dataSource, wake);
+  return () => {
+    if (localRelays.get(dataSource) === wake) localRelays.delete(dataSource);
+  };
+}
+
+/** Wakes the relay of this DataSource's schema; call it after a commit that wrote outbox rows. */
+export function wakeOutboxRelay(dataSource: DataSource): void {
+  const local = localRelays.get(dataSource);
+  if (local) {
+    local();
+    return;
+  }
+  let notifier = notifiers.get(dataSource);
+  if (!notifier) {
+    notifier = new Notifier(dataSource);
+    notifiers.set(dataSource, notifier);
+  }
+  notifier.notify();
+}
+
+class Notifier {
+  private inFlight = false;
+  private again = false;
+  private readonly channel: string;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.channel = outboxChannel(String((dataSource.options as { schema?: string }).schema ?? 'public'));
+  }
+
+  notify(): void {
+    if (this.inFlight) {
+      // A commit that finished after the in-flight NOTIFY went out may not be visible to the relay run it
+      // starts: one more NOTIFY follows it, for every wake asked for meanwhile.
+      this.again = true;
+      return;
+    }
+    if (!this.dataSource.isInitialized) return;
+    this.inFlight = true;
+    this.dataSource
+      .query('SELECT pg_notify($1, $2)', [this.channel, ''])
+      .catch(() => undefined) // the poll is the backstop; a wake that fails costs latency, never an event
+      .finally(() => {
+        this.inFlight = false;
+        if (this.again) {
+          this.again = false;
+          this.notify();
+        }
+      });
+  }
+}
+
+const PENDING = 'tesseraOutboxWake';
+
+/**
+ * Marks the transaction on this query runner as one that wrote outbox rows: OutboxWakeSubscriber wakes the
+ * relay once it commits. Outside a transaction the insert has already committed, so this wakes at once.
+ */
+export function wakeOutboxRelayAfterCommit(
+  dataSource: DataSource,
+  queryRunner: QueryRunner | undefined,
+): void {
+  if (queryRunner?.isTransactionActive) {
+    ensureOutboxWakeSubscriber(dataSource);
+    queryRunner.data[PENDING] = true;
+  } else {
+    wakeOutboxRelay(dataSource);
+  }
+}
+
+/** Wakes the relay when the outermost transaction that wrote outbox rows commits (a savepoint is not one). */
+export class OutboxWakeSubscriber implements EntitySubscriberInterface {
+  afterTransactionCommit(event: TransactionCommitEvent): void {
+    const runner = event.queryRunner;
+    if (runner.isTransactionActive || !runner.data[PENDING]) return;
+    delete runner.data[PENDING];
+    wakeOutboxRelay(event.connection);
+  }
+
+  afterTransactionRollback(event: TransactionRollbackEvent): void {
+    if (!event.queryRunner.isTransactionActive) delete event.queryRunner.data[PENDING];
+  }
+}
+
+/** Services list OutboxWakeSubscriber in their DataSource options; any other DataSource gets it here. */
+function ensureOutboxWakeSubscriber(dataSource: DataSource): void {
+  if (!dataSource.subscribers.some((s) => s instanceof OutboxWakeSubscriber)) {
+    dataSource.subscribers.push(new OutboxWakeSubscriber());
+  }
+}
