@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WEBHOOK_RPC } from '@tessera/contracts';
-import { appendToOutbox } from '@tessera/platform';
+import { appendToOutbox, OutboxRelay } from '@tessera/platform';
 import { bootApp, createTestEnvironment, type TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
 import { bootDispatcher, dispatcherMigrator, rpc } from './support/harness';
@@ -138,6 +138,33 @@ describe('outbox relay', () => {
       'SELECT count(*)::int AS left FROM outbox WHERE relayed_at IS NULL',
     );
     expect(left).toBe(0);
+  });
+
+  it('deletes relayed rows past OUTBOX_RETENTION_HOURS (168 by default), and only those', async () => {
+    const insert = (relayedAt: string | null) =>
+      producerDb.query(
+        `INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at, relayed_at)
+         VALUES (gen_random_uuid(), 'tenant-old', 'wallet.created', 'wallet', gen_random_uuid()::text, '{}', now(),
+                 ${relayedAt ?? 'NULL'}) RETURNING id`,
+      );
+    const [[old], [recent]] = [
+      await insert("now() - interval '200 hours'"),
+      await insert("now() - interval '167 hours'"),
+    ];
+    const deleted = await producer.get(OutboxRelay).prune();
+    expect(deleted).toBe(1);
+    const left = await producerDb.query('SELECT id FROM outbox WHERE id = ANY($1)', [[old.id, recent.id]]);
+    expect(left).toEqual([{ id: recent.id }]);
+    // The pass can use the index (the planner would scan a table this small anyway).
+    const plan = await producerDb.transaction(async (m) => {
+      await m.query('SET LOCAL enable_seqscan = off');
+      return m.query(
+        `EXPLAIN SELECT id FROM outbox WHERE relayed_at < now() - make_interval(hours => 168)
+         ORDER BY relayed_at LIMIT 5000`,
+      );
+    });
+    expect(JSON.stringify(plan)).toContain('outbox_relayed_idx');
+    expect(await producer.get(OutboxRelay).prune()).toBe(0);
   });
 
   it('stays idle when disabled (OUTBOX_RELAY_ENABLED=false)', async () => {

@@ -36,6 +36,8 @@ export const baseEnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10000),
   /** Producing services only: false leaves the outbox relay idle (another process relays). */
   OUTBOX_RELAY_ENABLED: boolean.default(true),
+  /** Producing services only: relayed outbox rows older than this are deleted by the relay; 0 keeps them. */
+  OUTBOX_RETENTION_HOURS: z.coerce.number().int().min(0).max(87600).default(168),
 });
 
 export type BaseEnv = z.infer<typeof baseEnvSchema>;

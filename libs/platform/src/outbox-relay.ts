@@ -28,6 +28,8 @@ export interface OutboxRelayOptions {
   /** Backstop poll when no NOTIFY arrives (default 1000 ms; the contract's "about every 5 s" is a ceiling). */
   pollMs?: number;
   batchSize?: number;
+  /** How often the retention pass runs (default 60 s); OUTBOX_RETENTION_HOURS says what it deletes. */
+  pruneEveryMs?: number;
   /**
    * Jobs of the producing service that an event starts, enqueued in the same relay step as its webhook job
    * (custody: `transaction.created` starts the transaction's machine). Enqueued only after the event's
@@ -111,6 +113,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private again = false;
   private stopped = false;
   private unregisterLocal: (() => void) | null = null;
+  private pruneTimer: NodeJS.Timeout | null = null;
+  private pruning: Promise<unknown> | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -127,6 +131,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.unregisterLocal = registerLocalOutboxRelay(this.dataSource, () => this.wake());
     await this.listen();
     this.wake();
+    this.schedulePrune();
   }
 
   private async listen(): Promise<void> {
@@ -237,14 +242,56 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     for (const [job, items] of byJob) await this.queues.addBulk(job, items as FollowUpJob<typeof job>[]);
   }
 
+  private schedulePrune(): void {
+    if (this.stopped || this.platform.env.OUTBOX_RETENTION_HOURS === 0) return;
+    this.pruneTimer = setTimeout(() => {
+      this.pruning = this.prune()
+        .catch((err) => this.logger.warn({ err: (err as Error).message }, 'outbox retention pass failed'))
+        .finally(() => {
+          this.pruning = null;
+          this.schedulePrune();
+        });
+    }, this.options.pruneEveryMs ?? 60_000);
+  }
+
+  /**
+   * Deletes relayed rows older than OUTBOX_RETENTION_HOURS (0: none), 5,000 per statement through
+   * `outbox_relayed_idx`, until none is left; replicas skip each other's rows. Returns how many went.
+   * Nothing reads a relayed row again: the dispatcher keeps its own copy of every event.
+   */
+  async prune(): Promise<number> {
+    const hours = this.platform.env.OUTBOX_RETENTION_HOURS;
+    if (hours === 0) return 0;
+    let deleted = 0;
+    for (;;) {
+      const [{ n }] = await this.dataSource.query<{ n: number }[]>(
+        `WITH old AS (
+           SELECT id FROM outbox WHERE relayed_at < now() - make_interval(hours => $1)
+           ORDER BY relayed_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+         gone AS (DELETE FROM outbox o USING old WHERE o.id = old.id RETURNING 1)
+         SELECT count(*)::int AS n FROM gone`,
+        [hours, PRUNE_BATCH],
+      );
+      deleted += n;
+      if (n < PRUNE_BATCH || this.stopped) break;
+    }
+    if (deleted > 0)
+      this.logger.log({ deleted, retentionHours: hours }, 'outbox: relayed rows past retention deleted');
+    return deleted;
+  }
+
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    if (this.pruneTimer) clearTimeout(this.pruneTimer);
+    await this.pruning;
     await this.listener?.end().catch(() => undefined);
   }
 }
+
+const PRUNE_BATCH = 5000;
 
 /** Registers the outbox relay in a producing service (custody worker, verification API). */
 @Module({})

@@ -3,10 +3,12 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 /**
  * A partner event written in the same transaction as the state change that caused it
  * (ARCHITECTURE.md, "Transactional outbox"). Each producing service has this table in its own schema;
- * a relay moves committed rows to the webhook.events queue and stamps `relayedAt`.
+ * a relay moves committed rows to the webhook.events queue and stamps `relayedAt`, and deletes relayed rows
+ * after OUTBOX_RETENTION_HOURS (OutboxRetention migration).
  */
 @Entity({ name: 'outbox' })
 @Index('outbox_unrelayed_idx', ['createdAt'], { where: '"relayed_at" IS NULL' })
+@Index('outbox_relayed_idx', ['relayedAt'], { where: '"relayed_at" IS NOT NULL' })
 export class OutboxEventEntity {
   @PrimaryColumn('uuid')
   id: string;

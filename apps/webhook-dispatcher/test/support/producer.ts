@@ -6,6 +6,7 @@ import {
   OutboxEventEntity,
   DropOutboxNotifyTrigger1795480000000,
   OutboxNotifyTrigger1795230000000,
+  OutboxRetention1795490000000,
   OutboxSequence1795410000000,
   OutboxSequenceEntity,
   OutboxRelayModule,
@@ -38,6 +39,7 @@ const producerDatabase = {
     OutboxNotifyTrigger1795230000000,
     OutboxSequence1795410000000,
     DropOutboxNotifyTrigger1795480000000,
+    OutboxRetention1795490000000,
   ],
 };
 

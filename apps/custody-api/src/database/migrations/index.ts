@@ -1,6 +1,7 @@
 import {
   DropOutboxNotifyTrigger1795480000000,
   OutboxNotifyTrigger1795230000000,
+  OutboxRetention1795490000000,
   OutboxSequence1795410000000,
 } from '@tessera/platform';
 import { Init1795220342744 } from './1795220342744-Init';
@@ -25,4 +26,5 @@ export const migrations = [
   Reconciliation1795410000002,
   WholeBatchCheck1795470000000,
   DropOutboxNotifyTrigger1795480000000,
+  OutboxRetention1795490000000,
 ];

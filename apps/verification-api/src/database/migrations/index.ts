@@ -1,6 +1,7 @@
 import {
   DropOutboxNotifyTrigger1795480000000,
   OutboxNotifyTrigger1795230000000,
+  OutboxRetention1795490000000,
   OutboxSequence1795410000000,
 } from '@tessera/platform';
 import { Init1795220341858 } from './1795220341858-Init';
@@ -21,4 +22,5 @@ export const migrations = [
   UboRollUp1795300000000,
   OutboxSequence1795410000000,
   DropOutboxNotifyTrigger1795480000000,
+  OutboxRetention1795490000000,
 ];
