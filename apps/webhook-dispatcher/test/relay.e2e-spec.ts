@@ -54,6 +54,22 @@ const walletEvent = () => {
   };
 };
 
+/** Appends one event through `db`, then waits for its delivery: well within 2 s, so not the 30 s poll. */
+async function appendAndAwaitDelivery(db: DataSource) {
+  const event = walletEvent();
+  const committedAt = await db.transaction(async (manager) => {
+    await appendToOutbox(manager, [event]);
+    return Date.now();
+  });
+  const reqs = await waitFor(
+    () => receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId)),
+    (r) => r.length === 1,
+    5000,
+  );
+  expect(reqs[0]!.at - committedAt).toBeLessThan(2000);
+  return { event, reqs };
+}
+
 describe('outbox relay', () => {
   it('is woken by NOTIFY after the commit of a producer without a relay of its own (another process)', async () => {
     // Another DataSource on the producer's schema stands for another process (say custody's API, whose relay
@@ -61,34 +77,14 @@ describe('outbox relay', () => {
     const other = new DataSource({ ...producerDb.options, poolSize: 2 } as never);
     await other.initialize();
     try {
-      const event = walletEvent();
-      const committedAt = await other.transaction(async (manager) => {
-        await appendToOutbox(manager, [event]);
-        return Date.now();
-      });
-      const reqs = await waitFor(
-        () => receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId)),
-        (r) => r.length === 1,
-        5000,
-      );
-      expect(reqs[0]!.at - committedAt).toBeLessThan(2000);
+      await appendAndAwaitDelivery(other);
     } finally {
       await other.destroy();
     }
   });
 
   it('relays a committed outbox row at commit (its own relay, woken in process), long before the backstop poll', async () => {
-    const event = walletEvent();
-    const committedAt = await producerDb.transaction(async (manager) => {
-      await appendToOutbox(manager, [event]);
-      return Date.now();
-    });
-    const reqs = await waitFor(
-      () => receiver.at('/relay').filter((r) => r.rawBody.includes(event.entityId)),
-      (r) => r.length === 1,
-      5000,
-    );
-    expect(reqs[0]!.at - committedAt).toBeLessThan(2000);
+    const { event, reqs } = await appendAndAwaitDelivery(producerDb);
     const rows = await producerDb.query('SELECT relayed_at FROM outbox WHERE entity_id = $1', [
       event.entityId,
     ]);

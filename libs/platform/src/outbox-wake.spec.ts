@@ -27,6 +27,16 @@ const dataSource = (entities: (typeof OutboxEventEntity)[] = [OutboxEventEntity]
     serviceDataSourceOptions({ url: POSTGRES_URL, schema, entities, migrations: [], poolSize: 4 }),
   );
 
+/** Runs `fn` with a fresh DataSource on the test schema, destroyed afterwards. */
+async function withDataSource(fn: (ds: DataSource) => Promise<void>): Promise<void> {
+  const ds = await dataSource().initialize();
+  try {
+    await fn(ds);
+  } finally {
+    await ds.destroy();
+  }
+}
+
 const settle = () => new Promise((r) => setTimeout(r, 150));
 
 beforeAll(async () => {
@@ -64,9 +74,8 @@ const event = () => ({
 });
 
 describe('waking the outbox relay', () => {
-  it('NOTIFYs once a transaction that appended events commits, and not before', async () => {
-    const ds = await dataSource().initialize();
-    try {
+  it('NOTIFYs once a transaction that appended events commits, and not before', () =>
+    withDataSource(async (ds) => {
       await ds.transaction(async (manager) => {
         await appendToOutbox(manager, [event()]);
         await settle();
@@ -74,14 +83,10 @@ describe('waking the outbox relay', () => {
       });
       await settle();
       expect(notified).toBe(1);
-    } finally {
-      await ds.destroy();
-    }
-  });
+    }));
 
-  it('sends nothing for a rolled-back transaction', async () => {
-    const ds = await dataSource().initialize();
-    try {
+  it('sends nothing for a rolled-back transaction', () =>
+    withDataSource(async (ds) => {
       await ds
         .transaction(async (manager) => {
           await appendToOutbox(manager, [event()]);
@@ -90,24 +95,17 @@ describe('waking the outbox relay', () => {
         .catch(() => undefined);
       await settle();
       expect(notified).toBe(0);
-    } finally {
-      await ds.destroy();
-    }
-  });
+    }));
 
-  it('folds wakes asked for while a NOTIFY is in flight into one follow-up', async () => {
-    const ds = await dataSource().initialize();
-    try {
+  it('folds wakes asked for while a NOTIFY is in flight into one follow-up', () =>
+    withDataSource(async (ds) => {
       for (let i = 0; i < 100; i++) wakeOutboxRelay(ds);
       await settle();
       expect(notified).toBe(2); // the first, then one for the 99 that came while it was in flight
       wakeOutboxRelay(ds);
       await settle();
       expect(notified).toBe(3);
-    } finally {
-      await ds.destroy();
-    }
-  });
+    }));
 
   it('runs a relay registered on the same DataSource directly, without a NOTIFY', async () => {
     const ds = await dataSource().initialize();
