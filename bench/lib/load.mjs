@@ -6,6 +6,17 @@ import { progress } from './report.mjs';
 
 const autocannon = createRequire(join(root, 'package.json'))('autocannon');
 
+/** What the failures of a run were: non-2xx status codes with their counts, errors, timeouts. */
+function failureKinds(r) {
+  const kinds = {};
+  for (const [code, { count }] of Object.entries(r.statusCodeStats ?? {})) {
+    if (!code.startsWith('2')) kinds[code] = count;
+  }
+  if (r.errors) kinds.errors = r.errors;
+  if (r.timeouts) kinds.timeouts = r.timeouts;
+  return kinds;
+}
+
 /** One autocannon run; resolves to req/s, latency percentiles and failure counts. */
 export function load({ connections, duration, ...opts }) {
   return new Promise((resolve, reject) => {
@@ -16,6 +27,7 @@ export function load({ connections, duration, ...opts }) {
         total: r.requests.total,
         ok2xx: r['2xx'],
         failures: r.non2xx + r.errors + r.timeouts,
+        failureKinds: failureKinds(r),
         p50Ms: r.latency.p50,
         p99Ms: r.latency.p99,
         seconds: r.duration,
@@ -38,7 +50,8 @@ export async function measure(label, servers, opts, { warmSeconds = 1 } = {}) {
   result.cpuMsPerReq = cpu / Math.max(1, result.total);
   progress(
     `  ${label} c=${opts.connections}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms} ms, ` +
-      `${result.cpuMsPerReq.toFixed(3)} CPU ms/req, ${result.failures} failures`,
+      `${result.cpuMsPerReq.toFixed(3)} CPU ms/req, ${result.failures} failures` +
+      (result.failures ? ` ${JSON.stringify(result.failureKinds)}` : ''),
   );
   return result;
 }

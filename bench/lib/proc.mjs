@@ -19,6 +19,21 @@ let nextId = 0;
  * Starts `script` as a child with `env` and waits until it is ready: `readyUrl` answers 200, or (without it)
  * the child sends {url} over IPC. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every `profile: true` child.
  */
+/**
+ * The servers log JSON lines (pino); those at level error or fatal go to the bench's stderr with the server's
+ * name, so a non-2xx answer during a run can be traced to its cause. Everything else is dropped.
+ */
+function forwardErrorLogs(name, stdout) {
+  let rest = '';
+  stdout.on('data', (d) => {
+    const lines = (rest + d).split('\n');
+    rest = lines.pop().slice(-100_000);
+    for (const line of lines) {
+      if (/"level":(50|60)\b/.test(line)) process.stderr.write(`[${name}] ${line.slice(0, 2000)}\n`);
+    }
+  });
+}
+
 export async function startServer(name, script, { env = {}, args = [], readyUrl, profile = false } = {}) {
   const execArgv = ['--require', probe];
   if (profile && process.env.BENCH_CPU_PROF)
@@ -30,8 +45,9 @@ export async function startServer(name, script, { env = {}, args = [], readyUrl,
   const child = fork(script, args, {
     env: { ...process.env, ...env },
     execArgv,
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
+  forwardErrorLogs(name, child.stdout);
   let stderr = '';
   child.stderr.on('data', (d) => {
     stderr = (stderr + d).slice(-4000);

@@ -149,6 +149,26 @@ describe('ordered webhooks: sequence', () => {
     expect(stored.map((r) => Number(r.sequence))).toEqual(hotSeq);
   }, 60_000);
 
+  it('numbers rows written under any search_path (the trigger names its own schema statically)', async () => {
+    const entity = randomUUID();
+    const [{ prosrc }] = await producerDb.query(
+      `SELECT prosrc FROM pg_proc WHERE proname = 'outbox_assign_sequence' AND pronamespace = 'producer'::regnamespace`,
+    );
+    expect(prosrc).toContain('producer.outbox_sequence'); // planned once per session, not on every row
+    expect(prosrc).not.toContain('EXECUTE');
+    const sequences = await producerDb.transaction(async (m) => {
+      await m.query('SET LOCAL search_path = public');
+      const rows: { sequence: string }[] = await m.query(
+        `INSERT INTO producer.outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
+         SELECT gen_random_uuid(), 'tenant-path', 'wallet.created', 'wallet', $1, '{}', now()
+         FROM generate_series(1, 3) RETURNING sequence`,
+        [entity],
+      );
+      return rows.map((r) => Number(r.sequence)).sort((a, b) => a - b);
+    });
+    expect(sequences).toEqual([1, 2, 3]);
+  });
+
   it('keeps the sequence across an automatic retry (the receiver fails first, then succeeds)', async () => {
     const tenant = 'tenant-seq-retry';
     await configure(tenant, '/seq-retry');

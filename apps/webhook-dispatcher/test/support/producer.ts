@@ -8,6 +8,7 @@ import {
   OutboxNotifyTrigger1795230000000,
   OutboxRetention1795490000000,
   OutboxSequence1795410000000,
+  OutboxSequenceStatic1795500000000,
   OutboxSequenceEntity,
   OutboxRelayModule,
   PlatformModule,
@@ -40,6 +41,7 @@ const producerDatabase = {
     OutboxSequence1795410000000,
     DropOutboxNotifyTrigger1795480000000,
     OutboxRetention1795490000000,
+    OutboxSequenceStatic1795500000000,
   ],
 };
 

@@ -3,6 +3,7 @@ import {
   OutboxNotifyTrigger1795230000000,
   OutboxRetention1795490000000,
   OutboxSequence1795410000000,
+  OutboxSequenceStatic1795500000000,
 } from '@tessera/platform';
 import { Init1795220342744 } from './1795220342744-Init';
 import { CustodyCore1795222478689 } from './1795222478689-CustodyCore';
@@ -27,4 +28,5 @@ export const migrations = [
   WholeBatchCheck1795470000000,
   DropOutboxNotifyTrigger1795480000000,
   OutboxRetention1795490000000,
+  OutboxSequenceStatic1795500000000,
 ];

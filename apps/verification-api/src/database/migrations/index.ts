@@ -3,6 +3,7 @@ import {
   OutboxNotifyTrigger1795230000000,
   OutboxRetention1795490000000,
   OutboxSequence1795410000000,
+  OutboxSequenceStatic1795500000000,
 } from '@tessera/platform';
 import { Init1795220341858 } from './1795220341858-Init';
 import { Core1795222519808 } from './1795222519808-Core';
@@ -23,4 +24,5 @@ export const migrations = [
   OutboxSequence1795410000000,
   DropOutboxNotifyTrigger1795480000000,
   OutboxRetention1795490000000,
+  OutboxSequenceStatic1795500000000,
 ];
