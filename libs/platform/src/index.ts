@@ -20,6 +20,7 @@ export * from './outbox-relay';
 export * from './outbox-wake';
 export * from './outbox-notify.migration';
 export * from './outbox-sequence.migration';
+export * from './outbox-migrations';
 export * from './batcher';
 export * from './ttl-cache';
 export * from './cache-invalidation';

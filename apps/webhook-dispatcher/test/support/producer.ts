@@ -4,13 +4,9 @@ import {
   loadConfig,
   migrateServiceSchema,
   OutboxEventEntity,
-  DropOutboxNotifyTrigger1795480000000,
-  OutboxNotifyTrigger1795230000000,
-  OutboxRetention1795490000000,
-  OutboxSequence1795410000000,
-  OutboxSequenceStatic1795500000000,
   OutboxSequenceEntity,
   OutboxRelayModule,
+  withOutboxMigrations,
   PlatformModule,
 } from '@tessera/platform';
 import type { SchemaMigrator } from '@tessera/testing';
@@ -35,14 +31,7 @@ export class ProducerInit1700000000001 implements MigrationInterface {
 const producerDatabase = {
   schema: 'producer',
   entities: [OutboxEventEntity, OutboxSequenceEntity],
-  migrations: [
-    ProducerInit1700000000001,
-    OutboxNotifyTrigger1795230000000,
-    OutboxSequence1795410000000,
-    DropOutboxNotifyTrigger1795480000000,
-    OutboxRetention1795490000000,
-    OutboxSequenceStatic1795500000000,
-  ],
+  migrations: withOutboxMigrations([ProducerInit1700000000001]),
 };
 
 export const producerMigrator: SchemaMigrator = {

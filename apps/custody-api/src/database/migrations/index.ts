@@ -1,10 +1,4 @@
-import {
-  DropOutboxNotifyTrigger1795480000000,
-  OutboxNotifyTrigger1795230000000,
-  OutboxRetention1795490000000,
-  OutboxSequence1795410000000,
-  OutboxSequenceStatic1795500000000,
-} from '@tessera/platform';
+import { withOutboxMigrations } from '@tessera/platform';
 import { Init1795220342744 } from './1795220342744-Init';
 import { CustodyCore1795222478689 } from './1795222478689-CustodyCore';
 import { InFlightIndex1795231000000 } from './1795231000000-InFlightIndex';
@@ -14,19 +8,14 @@ import { WithdrawalPolicies1795400000000 } from './1795400000000-WithdrawalPolic
 import { Reconciliation1795410000002 } from './1795410000002-Reconciliation';
 import { WholeBatchCheck1795470000000 } from './1795470000000-WholeBatchCheck';
 
-/** Every migration of schema "custody", oldest first. */
-export const migrations = [
+/** Every migration of schema "custody", oldest first: its own and the platform's outbox migrations. */
+export const migrations = withOutboxMigrations([
   Init1795220342744,
   CustodyCore1795222478689,
-  OutboxNotifyTrigger1795230000000,
   InFlightIndex1795231000000,
   TenantAssets1795232000000,
   EvmChain1795280000000,
   WithdrawalPolicies1795400000000,
-  OutboxSequence1795410000000,
   Reconciliation1795410000002,
   WholeBatchCheck1795470000000,
-  DropOutboxNotifyTrigger1795480000000,
-  OutboxRetention1795490000000,
-  OutboxSequenceStatic1795500000000,
-];
+]);

@@ -1,10 +1,4 @@
-import {
-  DropOutboxNotifyTrigger1795480000000,
-  OutboxNotifyTrigger1795230000000,
-  OutboxRetention1795490000000,
-  OutboxSequence1795410000000,
-  OutboxSequenceStatic1795500000000,
-} from '@tessera/platform';
+import { withOutboxMigrations } from '@tessera/platform';
 import { Init1795220341858 } from './1795220341858-Init';
 import { Core1795222519808 } from './1795222519808-Core';
 import { ReviewColumns1795231000000 } from './1795231000000-ReviewColumns';
@@ -12,17 +6,12 @@ import { Questionnaires1795260000000 } from './1795260000000-Questionnaires';
 import { Checks1795270000000 } from './1795270000000-Checks';
 import { UboRollUp1795300000000 } from './1795300000000-UboRollUp';
 
-/** Every migration of schema "verification", oldest first. */
-export const migrations = [
+/** Every migration of schema "verification", oldest first: its own and the platform's outbox migrations. */
+export const migrations = withOutboxMigrations([
   Init1795220341858,
   Core1795222519808,
-  OutboxNotifyTrigger1795230000000,
   ReviewColumns1795231000000,
   Questionnaires1795260000000,
   Checks1795270000000,
   UboRollUp1795300000000,
-  OutboxSequence1795410000000,
-  DropOutboxNotifyTrigger1795480000000,
-  OutboxRetention1795490000000,
-  OutboxSequenceStatic1795500000000,
-];
+]);

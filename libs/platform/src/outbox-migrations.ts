@@ -1,0 +1,28 @@
+import type { MigrationInterface } from 'typeorm';
+import {
+  DropOutboxNotifyTrigger1795480000000,
+  OutboxNotifyTrigger1795230000000,
+  OutboxRetention1795490000000,
+} from './outbox-notify.migration';
+import { OutboxSequence1795410000000, OutboxSequenceStatic1795500000000 } from './outbox-sequence.migration';
+
+type MigrationClass = new () => MigrationInterface;
+
+/** The platform's migrations of a producing service's outbox table, run after the one that creates it. */
+export const outboxMigrations: MigrationClass[] = [
+  OutboxNotifyTrigger1795230000000,
+  OutboxSequence1795410000000,
+  DropOutboxNotifyTrigger1795480000000,
+  OutboxRetention1795490000000,
+  OutboxSequenceStatic1795500000000,
+];
+
+const timestamp = (m: MigrationClass) => Number(/(\d{13})$/.exec(m.name)?.[1] ?? 0);
+
+/**
+ * A producing service's own migrations with the platform's outbox migrations, oldest first (by the timestamp
+ * that ends each class name, the order TypeORM runs them in), so a new outbox migration is listed once.
+ */
+export function withOutboxMigrations(own: MigrationClass[]): MigrationClass[] {
+  return [...own, ...outboxMigrations].sort((a, b) => timestamp(a) - timestamp(b));
+}
