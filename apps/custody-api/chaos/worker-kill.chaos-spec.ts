@@ -48,11 +48,12 @@ const PARALLEL = 8;
 const SWEEP_AFTER_MS = 2_000;
 const SWEEP_INTERVAL_MS = 500;
 /**
- * A step that was running when the worker died stays `active` in BullMQ until its lock (30 s) expires and
- * a stalled-job check (every 30 s) moves it back; a step whose job was lost is re-driven by the sweeper.
- * So the drain after the last restart never goes this long without a transaction ending terminal.
+ * A step that was running when the worker died stays `active` in BullMQ until its lock (15 s in the custody
+ * worker) expires and the second stalled-job check after that (every 5 s) moves it back; a step whose job was
+ * lost is re-driven by the sweeper. So the drain after the last restart never goes this long without a
+ * transaction ending terminal.
  */
-const STUCK_BOUND_MS = 30_000 + 30_000 + SWEEP_AFTER_MS + SWEEP_INTERVAL_MS + 10_000;
+const STUCK_BOUND_MS = 15_000 + 2 * 5_000 + SWEEP_AFTER_MS + SWEEP_INTERVAL_MS + 10_000;
 /** The run's whole budget: the load, the kills and the drain (longer for larger runs). */
 const BUDGET_MS = Math.max(240_000, TOTAL * 300);
 

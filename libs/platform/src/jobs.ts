@@ -136,6 +136,10 @@ export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
         ...(this.options.maxStalledCount !== undefined
           ? { maxStalledCount: this.options.maxStalledCount }
           : {}),
+        ...(this.options.lockDurationMs !== undefined ? { lockDuration: this.options.lockDurationMs } : {}),
+        ...(this.options.stalledIntervalMs !== undefined
+          ? { stalledInterval: this.options.stalledIntervalMs }
+          : {}),
         autorun: true,
       });
       worker.on('failed', (job, err) => {

@@ -37,6 +37,14 @@ export interface PlatformOptions {
    * few crashes in a row never drop a job (webhook-dispatcher, decision 0402).
    */
   maxStalledCount?: number;
+  /**
+   * How long a job's lock lasts without renewal (BullMQ renews it at half this while the job runs), and how
+   * often workers look for jobs whose worker died holding them; BullMQ's defaults are 30 s and 30 s. A job of a
+   * killed worker is found stalled on the second look after its lock has expired, so with the defaults it
+   * waits up to about a minute, with 15 s and 5 s about 25 s (custody worker, docs/reliability.md).
+   */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
   /** Where log lines go (default stdout); tests pass a LogCapture. */
   logDestination?: NodeJS.WritableStream;
   /**
