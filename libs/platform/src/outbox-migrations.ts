@@ -2,8 +2,8 @@ import type { MigrationInterface } from 'typeorm';
 import {
   DropOutboxNotifyTrigger1795480000000,
   OutboxNotifyTrigger1795230000000,
-  OutboxRetention1795490000000,
 } from './outbox-notify.migration';
+import { OutboxRetention1795490000000 } from './outbox-retention.migration';
 import { OutboxSequence1795410000000, OutboxSequenceStatic1795500000000 } from './outbox-sequence.migration';
 
 type MigrationClass = new () => MigrationInterface;

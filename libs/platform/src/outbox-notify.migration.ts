@@ -5,7 +5,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * calls pg_notify on `tessera_outbox_<schema>` (see `outboxChannel`), which Postgres delivers at commit.
  * Living in the table rather than in `appendToOutbox` means producers that write outbox rows inside a larger
  * single statement (the custody transfer and verification create hot paths) wake the relay too.
- * Each producing service lists this migration after the one that creates its outbox table.
+ * Listed in `outboxMigrations` (outbox-migrations.ts).
  *
  * Superseded by DropOutboxNotifyTrigger (docs/decisions/0403): the NOTIFY in every producing commit
  * serialised those commits on Postgres' notify lock; producers now wake the relay after they commit.
@@ -33,7 +33,7 @@ export class OutboxNotifyTrigger1795230000000 implements MigrationInterface {
 /**
  * Drops OutboxNotifyTrigger: a commit that NOTIFYs holds Postgres' cluster-wide notify lock through its WAL
  * flush, so producing commits could not share flushes. Producers wake the relay after commit instead
- * (outbox-wake.ts, docs/decisions/0403). Each producing service lists it after OutboxSequence.
+ * (outbox-wake.ts, docs/decisions/0403). Listed in `outboxMigrations` (outbox-migrations.ts).
  */
 export class DropOutboxNotifyTrigger1795480000000 implements MigrationInterface {
   name = 'DropOutboxNotifyTrigger1795480000000';
@@ -44,23 +44,5 @@ export class DropOutboxNotifyTrigger1795480000000 implements MigrationInterface 
 
   async down(q: QueryRunner): Promise<void> {
     await new OutboxNotifyTrigger1795230000000().up(q);
-  }
-}
-
-/**
- * Indexes relayed outbox rows by `relayed_at`, so that the relay's retention pass (OUTBOX_RETENTION_HOURS)
- * finds the old ones without scanning the table. Each producing service lists it after DropOutboxNotifyTrigger.
- */
-export class OutboxRetention1795490000000 implements MigrationInterface {
-  name = 'OutboxRetention1795490000000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(
-      'CREATE INDEX "outbox_relayed_idx" ON "outbox" ("relayed_at") WHERE "relayed_at" IS NOT NULL',
-    );
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.query('DROP INDEX "outbox_relayed_idx"');
   }
 }

@@ -284,9 +284,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
-    await this.running;
     if (this.pruneTimer) clearTimeout(this.pruneTimer);
-    await this.pruning;
+    await Promise.all([this.running, this.pruning]);
     await this.listener?.end().catch(() => undefined);
   }
 }

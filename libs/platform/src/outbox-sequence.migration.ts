@@ -19,7 +19,7 @@ const ASSIGN_SEQUENCE_DYNAMIC = `CREATE OR REPLACE FUNCTION outbox_assign_sequen
  * serialises concurrent writers of one entity until commit, and a rolled-back transaction rolls its number
  * back with it, so no gap is ever left. Living in the table (like OutboxNotifyTrigger) means producers that
  * insert outbox rows inside a larger single statement get numbers too. Existing rows are numbered in
- * `created_at` order. Each producing service lists this migration after OutboxNotifyTrigger.
+ * `created_at` order. Listed in `outboxMigrations` (outbox-migrations.ts).
  */
 export class OutboxSequence1795410000000 implements MigrationInterface {
   name = 'OutboxSequence1795410000000';
@@ -56,7 +56,7 @@ export class OutboxSequence1795410000000 implements MigrationInterface {
  * fixed when the migration runs) instead of through `EXECUTE format(…, TG_TABLE_SCHEMA)`: PL/pgSQL plans a
  * static statement once per session and reuses it, where EXECUTE parsed and planned the upsert again for every
  * outbox row (20,000 rows in one INSERT: 650 ms before, 380–430 ms after). Still independent of the session's
- * search_path. Each producing service lists it after OutboxSequence.
+ * search_path. Listed in `outboxMigrations` (outbox-migrations.ts).
  */
 export class OutboxSequenceStatic1795500000000 implements MigrationInterface {
   name = 'OutboxSequenceStatic1795500000000';

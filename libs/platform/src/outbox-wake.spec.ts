@@ -22,9 +22,15 @@ let admin: Client;
 let listener: Client;
 let notified: number;
 
-const dataSource = (entities: (typeof OutboxEventEntity)[] = [OutboxEventEntity]) =>
+const dataSource = () =>
   new DataSource(
-    serviceDataSourceOptions({ url: POSTGRES_URL, schema, entities, migrations: [], poolSize: 4 }),
+    serviceDataSourceOptions({
+      url: POSTGRES_URL,
+      schema,
+      entities: [OutboxEventEntity],
+      migrations: [],
+      poolSize: 4,
+    }),
   );
 
 /** Runs `fn` with a fresh DataSource on the test schema, destroyed afterwards. */
