@@ -14,8 +14,9 @@ import {
   WEBHOOK_EVENTS_PER_JOB,
   type WebhookEventPayload,
 } from '@tessera/contracts';
-import { Client } from 'pg';
+import { Client, type Pool, type QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { JobQueues } from './jobs';
 import { outboxChannel, registerLocalOutboxRelay } from './outbox-wake';
 import { PLATFORM_OPTIONS, type PlatformOptions } from './tokens';
@@ -93,6 +94,7 @@ interface OutboxRow {
   sequence: string;
   data: Record<string, unknown>;
   occurred_at: Date;
+  created_at: Date;
 }
 
 /**
@@ -186,37 +188,46 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  /** One batch in one transaction; returns how many rows were relayed. */
+  /**
+   * One batch in one transaction; returns how many rows were relayed. Two round trips: the claim, which also
+   * stamps the rows relayed (uncommitted), and the COMMIT after the enqueue. A failed enqueue rolls the stamp
+   * back; a crash between the enqueue and the commit leaves the rows unrelayed, so they are enqueued again
+   * (deduplicated by BullMQ's job id and the dispatcher's inbox).
+   */
   async relayBatch(limit: number): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
-      const rows: OutboxRow[] = await manager.query(
-        `SELECT id, tenant_id, event_type, entity_type, entity_id, sequence, data, occurred_at FROM outbox
-         WHERE relayed_at IS NULL ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [limit],
-      );
-      if (rows.length === 0) return 0;
-      await this.queues.addBulk(
-        'WEBHOOK_EVENTS',
-        webhookEventJobs(
-          rows.map((r) => ({
-            eventId: r.id,
-            source: this.options.source,
-            tenantId: r.tenant_id,
-            eventType: r.event_type,
-            entityType: r.entity_type,
-            entityId: r.entity_id,
-            sequence: Number(r.sequence),
-            occurredAt: new Date(r.occurred_at).toISOString(),
-            data: r.data,
-          })),
-        ),
-      );
-      await this.enqueueFollowUps(rows);
-      await manager.query('UPDATE outbox SET relayed_at = now() WHERE id = ANY($1::uuid[])', [
-        rows.map((r) => r.id),
-      ]);
+    const client = await ((this.dataSource.driver as PostgresDriver).master as Pool).connect();
+    try {
+      const results = (await client.query(claimBatch(limit))) as unknown as QueryResult<OutboxRow>[];
+      const rows = results.at(-1)!.rows;
+      if (rows.length > 0) await this.enqueue(rows.sort(byCreatedAt));
+      await client.query('COMMIT');
       return rows.length;
-    });
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  private async enqueue(rows: OutboxRow[]): Promise<void> {
+    await this.queues.addBulk(
+      'WEBHOOK_EVENTS',
+      webhookEventJobs(
+        rows.map((r) => ({
+          eventId: r.id,
+          source: this.options.source,
+          tenantId: r.tenant_id,
+          eventType: r.event_type,
+          entityType: r.entity_type,
+          entityId: r.entity_id,
+          sequence: Number(r.sequence),
+          occurredAt: new Date(r.occurred_at).toISOString(),
+          data: r.data,
+        })),
+      ),
+    );
+    await this.enqueueFollowUps(rows);
   }
 
   private async enqueueFollowUps(rows: OutboxRow[]): Promise<void> {
@@ -291,6 +302,32 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 }
 
 const PRUNE_BATCH = 5000;
+
+/**
+ * How a relay pass plans its claim (decision 0406): as an index scan of `outbox_unrelayed_idx` in `created_at`
+ * order. Left to itself the planner picks a bitmap scan plus a sort, since it expects few unrelayed rows; but
+ * until vacuum runs, that partial index still holds an entry for every row relayed since (the stamp leaves it
+ * only in the rows' newer versions), and a bitmap scan fetches every one of those dead rows on every pass:
+ * hundreds of heap pages per pass under load. A plain index scan marks the entries of dead rows as it meets
+ * them (kill_prior_tuple), so the next pass skips them.
+ */
+export const CLAIM_PLAN = 'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off';
+
+/** Claims up to `limit` unrelayed rows, oldest first, skipping rows another relay holds, and stamps them. */
+export function claimStatement(limit: number): string {
+  if (!Number.isInteger(limit) || limit < 1) throw new Error(`outbox relay: bad batch size ${limit}`);
+  return `UPDATE outbox o SET relayed_at = now()
+      FROM (SELECT id FROM outbox WHERE relayed_at IS NULL ORDER BY created_at LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED) claimed
+     WHERE o.id = claimed.id
+    RETURNING o.id, o.tenant_id, o.event_type, o.entity_type, o.entity_id, o.sequence, o.data, o.occurred_at,
+              o.created_at`;
+}
+
+/** A relay pass's first round trip, one simple-protocol query (the limit is ours, an integer). */
+const claimBatch = (limit: number) => `BEGIN; ${CLAIM_PLAN}; ${claimStatement(limit)}`;
+
+const byCreatedAt = (a: OutboxRow, b: OutboxRow) => a.created_at.getTime() - b.created_at.getTime();
 
 /** Registers the outbox relay in a producing service (custody worker, verification API). */
 @Module({})

@@ -10,6 +10,7 @@ import {
 } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
+import { batchEvents } from './batch-events';
 import type { BalanceDelta } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
 
@@ -453,7 +454,7 @@ function wholeBatchPlan(items: NewTransaction[]): unknown[] {
       l: String(d.locked ?? 0n),
     })),
   );
-  const events = items.flatMap((t) => t.events.map((e) => ({ ...e, occurredAt: e.occurredAt ?? now })));
+  const events = batchEvents(items, now);
   return [
     JSON.stringify(
       items.map((t) => ({ ...keyJson(t), h: t.idempotency!.requestHash, r: t.idempotency!.response })),
@@ -547,7 +548,7 @@ async function writeAccepted(
         l: units(d.locked),
       })),
     ),
-    events: accepted.flatMap((t) => t.events.map((e) => ({ ...e, occurredAt: e.occurredAt ?? now }))),
+    events: batchEvents(accepted, now),
   };
   const [written]: { moved: number; inserted: number }[] = await manager.query(WRITE_ACCEPTED, [
     JSON.stringify(document),
