@@ -1,5 +1,7 @@
 import { SecretBox, signSdkToken } from '@tessera/auth';
 import { LogCapture, TEST_ADMIN_TOKEN, TEST_MASTER_KEY } from '@tessera/testing';
+import { Client } from 'pg';
+import { CHECKS_CHANNEL } from '../src/modules/checks/checks-channel';
 import { type Credential, type Harness, startHarness } from './harness';
 
 let h: Harness;
@@ -461,6 +463,40 @@ describe('steps and submission', () => {
 });
 
 describe('rate limits', () => {
+  it('wakes the checks worker after a submit commits, with no NOTIFY inside the transaction (no trigger)', async () => {
+    const listener = new Client({ connectionString: h.env.db.url });
+    await listener.connect();
+    let wakes = 0;
+    listener.on('notification', (n) => {
+      if (n.channel === CHECKS_CHANNEL) wakes += 1;
+    });
+    await listener.query(`LISTEN ${CHECKS_CHANNEL}`);
+    const settle = () => new Promise((r) => setTimeout(r, 300));
+    try {
+      const { token } = await session('wake-1', 'FORMS_ONLY', { firstName: 'Ada' });
+      await h
+        .http()
+        .post('/api/v1/sdk/personal-info')
+        .set(bearer(token))
+        .send({ lastName: 'Lovelace', dateOfBirth: '1815-12-10' })
+        .expect(200);
+      await settle();
+      expect(wakes).toBe(0); // saving data submits nothing
+      await h.http().post('/api/v1/sdk/steps/personal_information/submit').set(bearer(token)).expect(200);
+      await settle();
+      expect(wakes).toBe(1);
+      // A write that calls nothing wakes nothing any more: the triggers are gone (the worker's poll finds it).
+      await h.sql(
+        `UPDATE applicant_steps SET review_status = 'submitted', updated_at = now()
+          WHERE applicant_id = (SELECT id FROM applicants WHERE external_user_id = 'wake-1')`,
+      );
+      await settle();
+      expect(wakes).toBe(1);
+    } finally {
+      await listener.end();
+    }
+  });
+
   it('429 with Retry-After past the per-token limit, and past the per-IP limit for page loads; the token is never logged', async () => {
     const logs = new LogCapture();
     const small = await startHarness(

@@ -28,7 +28,7 @@ export function outboxChannel(schema: string): string {
 }
 
 const localRelays = new WeakMap<DataSource, () => void>();
-const notifiers = new WeakMap<DataSource, Notifier>();
+const notifiers = new WeakMap<DataSource, Map<string, Notifier>>();
 
 /** Called by OutboxRelay: wakes on this DataSource run it directly. Returns the unregister function. */
 export function registerLocalOutboxRelay(dataSource: DataSource, wake: () => void): () => void {
@@ -45,10 +45,28 @@ export function wakeOutboxRelay(dataSource: DataSource): void {
     local();
     return;
   }
-  let notifier = notifiers.get(dataSource);
+  notifyChannel(
+    dataSource,
+    outboxChannel(String((dataSource.options as { schema?: string }).schema ?? 'public')),
+  );
+}
+
+/**
+ * Wakes whoever LISTENs on `channel`, after the commit that gave them work: a `pg_notify` in its own statement,
+ * one at a time per DataSource and channel, with the wakes asked for while one is in flight folded into one
+ * follow-up. Never inside a producing transaction (see above). A wake that fails is dropped: the listener's
+ * poll is the backstop.
+ */
+export function notifyChannel(dataSource: DataSource, channel: string): void {
+  let byChannel = notifiers.get(dataSource);
+  if (!byChannel) {
+    byChannel = new Map();
+    notifiers.set(dataSource, byChannel);
+  }
+  let notifier = byChannel.get(channel);
   if (!notifier) {
-    notifier = new Notifier(dataSource);
-    notifiers.set(dataSource, notifier);
+    notifier = new Notifier(dataSource, channel);
+    byChannel.set(channel, notifier);
   }
   notifier.notify();
 }
@@ -56,15 +74,15 @@ export function wakeOutboxRelay(dataSource: DataSource): void {
 class Notifier {
   private inFlight = false;
   private again = false;
-  private readonly channel: string;
 
-  constructor(private readonly dataSource: DataSource) {
-    this.channel = outboxChannel(String((dataSource.options as { schema?: string }).schema ?? 'public'));
-  }
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly channel: string,
+  ) {}
 
   notify(): void {
     if (this.inFlight) {
-      // A commit that finished after the in-flight NOTIFY went out may not be visible to the relay run it
+      // A commit that finished after the in-flight NOTIFY went out may not be visible to the listener run it
       // starts: one more NOTIFY follows it, for every wake asked for meanwhile.
       this.again = true;
       return;
@@ -73,7 +91,7 @@ class Notifier {
     this.inFlight = true;
     this.dataSource
       .query('SELECT pg_notify($1, $2)', [this.channel, ''])
-      .catch(() => undefined) // the poll is the backstop; a wake that fails costs latency, never an event
+      .catch(() => undefined) // the poll is the backstop; a wake that fails costs latency, never work
       .finally(() => {
         this.inFlight = false;
         if (this.again) {

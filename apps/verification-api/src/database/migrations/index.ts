@@ -5,6 +5,7 @@ import { ReviewColumns1795231000000 } from './1795231000000-ReviewColumns';
 import { Questionnaires1795260000000 } from './1795260000000-Questionnaires';
 import { Checks1795270000000 } from './1795270000000-Checks';
 import { UboRollUp1795300000000 } from './1795300000000-UboRollUp';
+import { ChecksWakeAfterCommit1795510000000 } from './1795510000000-ChecksWakeAfterCommit';
 
 /** Every migration of schema "verification", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -14,4 +15,5 @@ export const migrations = withOutboxMigrations([
   Questionnaires1795260000000,
   Checks1795270000000,
   UboRollUp1795300000000,
+  ChecksWakeAfterCommit1795510000000,
 ]);

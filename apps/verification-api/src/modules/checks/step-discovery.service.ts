@@ -8,14 +8,12 @@ import {
 import { APP_CONFIG, JobQueues } from '@tessera/platform';
 import { Client } from 'pg';
 import type { Env } from '../../config/env';
+import { CHECKS_CHANNEL } from './checks-channel';
 import { ChecksRepository } from './checks.repository';
-
-/** The channel the `notify_checks` trigger signals when a step or an enrollment is submitted. */
-export const CHECKS_CHANNEL = 'verification_checks';
 
 /**
  * Finds submitted steps and enqueues one check job per submission (job id = step id + submission time, so a
- * step found twice is enqueued once). It wakes on the trigger's NOTIFY and polls as a backstop, like the
+ * step found twice is enqueued once). It wakes on the NOTIFY the SDK repository sends after such a commit (decision 0407) and polls as a backstop, like the
  * outbox relay. It also schedules the enrollment expiry sweep. Any number of workers may run it: the job id
  * deduplicates, and the step's status is the real guard.
  */

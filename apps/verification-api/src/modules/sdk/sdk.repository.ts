@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { VERIFICATION_EVENTS } from '@tessera/contracts';
-import { appendToOutbox } from '@tessera/platform';
+import { appendToOutbox, notifyChannel } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { StepProgress } from '../applicants/step-results';
+import { CHECKS_CHANNEL } from '../checks/checks-channel';
 import type { LevelEntity } from '../levels/entities/level.entity';
 
 /** Everything one SDK call needs about its session, read in one round trip. */
@@ -159,7 +160,7 @@ export class SdkRepository {
     ctx: SdkContext,
     kind: string,
   ): Promise<{ ok: true } | { ok: false; reviewStatus: string }> {
-    return this.dataSource.transaction(async (manager) => {
+    const result = await this.dataSource.transaction(async (manager) => {
       await manager.query(
         `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
          VALUES ($1, $2, $3, 'submitted')
@@ -182,8 +183,10 @@ export class SdkRepository {
          VALUES ($1, $2, 'step.submitted', 'sdk', $3::jsonb)`,
         [ctx.applicant.id, ctx.applicant.productId, JSON.stringify({ enrollmentId: ctx.enrollmentId, kind })],
       );
-      return { ok: true };
+      return { ok: true } as const;
     });
+    if (result.ok) this.wakeChecks();
+    return result;
   }
 
   /**
@@ -193,7 +196,7 @@ export class SdkRepository {
    * makes a concurrent second submit see `already`.
    */
   async submitEnrollment(ctx: SdkContext, serverKinds: string[]): Promise<'submitted' | 'already'> {
-    return this.dataSource.transaction(async (manager) => {
+    const result = await this.dataSource.transaction(async (manager) => {
       const opened = await updateReturning<{ id: string }>(
         manager,
         `UPDATE enrollments SET status = 'submitted', updated_at = now()
@@ -238,7 +241,14 @@ export class SdkRepository {
           },
         },
       ]);
-      return 'submitted';
+      return 'submitted' as const;
     });
+    if (result === 'submitted') this.wakeChecks();
+    return result;
+  }
+
+  /** Committed: the worker's step discovery looks for submitted steps now, not at its next poll (decision 0407). */
+  private wakeChecks(): void {
+    notifyChannel(this.dataSource, CHECKS_CHANNEL);
   }
 }
