@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { CLAIM_PLAN, claimStatement } from './outbox-relay';
+import { DataSource } from 'typeorm';
+import { serviceDataSourceOptions } from './database';
+import type { JobQueues } from './jobs';
+import { OutboxEventEntity } from './outbox.entity';
+import { CLAIM_PLAN, claimStatement, OutboxRelay } from './outbox-relay';
 
 /**
  * The relay's claim (decision 0406): one statement claims and stamps the oldest unrelayed rows, skipping rows
@@ -100,6 +104,46 @@ describe('the outbox claim', () => {
       ['Index Scan', 'outbox_pkey'],
     ]);
     expect(nodes[0]!['Actual Rows']).toBe(fresh.length);
+  });
+
+  it('a pass whose connection dies before its commit relays nothing; the next pass relays the rows', async () => {
+    await a.query('UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL');
+    const ids = await append(3);
+    const ds = await new DataSource(
+      serviceDataSourceOptions({
+        url: POSTGRES_URL,
+        schema,
+        entities: [OutboxEventEntity],
+        migrations: [],
+        poolSize: 1,
+      }),
+    ).initialize();
+    const enqueued: string[][] = [];
+    let killNext = true;
+    // The queue side is ours to script here: the first enqueue ends the relay's own backend before its COMMIT.
+    const queues = {
+      addBulk: async (_job: string, jobs: { payload: { events: { eventId: string }[] } }[]) => {
+        enqueued.push(jobs.flatMap((j) => j.payload.events.map((e) => e.eventId)));
+        if (killNext) {
+          killNext = false;
+          await b.query(
+            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+              WHERE application_name = $1 AND state = 'idle in transaction'`,
+            [schema],
+          );
+        }
+      },
+    } as unknown as JobQueues;
+    const relay = new OutboxRelay(ds, queues, {} as never, { source: 'custody' });
+    try {
+      await expect(relay.relayBatch(500)).rejects.toThrow();
+      const { rows } = await a.query('SELECT count(*)::int AS n FROM outbox WHERE relayed_at IS NULL');
+      expect(rows[0].n).toBe(3); // the stamp died with the connection
+      expect(await relay.relayBatch(500)).toBe(3); // on a new connection
+      expect(enqueued).toEqual([ids, ids]); // enqueued again: BullMQ's job id and the inbox deduplicate
+    } finally {
+      await ds.destroy();
+    }
   });
 });
 
