@@ -71,6 +71,15 @@ async function session(externalUserId: string, level: string, claimed: Record<st
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** Saves the personal-information fields still missing for an applicant created with firstName Ada. */
+const completePersonalInfo = (token: string) =>
+  h
+    .http()
+    .post('/api/v1/sdk/personal-info')
+    .set(bearer(token))
+    .send({ lastName: 'Lovelace', dateOfBirth: '1815-12-10' })
+    .expect(200);
+
 describe('SDK token on every call', () => {
   it('401 {message} without a token, with a forged one, and with one signed for another key', async () => {
     const { token } = await session('tok-1', 'FORMS_ONLY');
@@ -402,12 +411,7 @@ describe('steps and submission', () => {
       .set(bearer(token))
       .expect(409);
     expect(incomplete.body).toEqual({ message: 'personal_information is incomplete: lastName is missing' });
-    await h
-      .http()
-      .post('/api/v1/sdk/personal-info')
-      .set(bearer(token))
-      .send({ lastName: 'Lovelace', dateOfBirth: '1815-12-10' })
-      .expect(200);
+    await completePersonalInfo(token);
     const step = await h
       .http()
       .post('/api/v1/sdk/steps/personal_information/submit')
@@ -474,12 +478,7 @@ describe('rate limits', () => {
     const settle = () => new Promise((r) => setTimeout(r, 300));
     try {
       const { token } = await session('wake-1', 'FORMS_ONLY', { firstName: 'Ada' });
-      await h
-        .http()
-        .post('/api/v1/sdk/personal-info')
-        .set(bearer(token))
-        .send({ lastName: 'Lovelace', dateOfBirth: '1815-12-10' })
-        .expect(200);
+      await completePersonalInfo(token);
       await settle();
       expect(wakes).toBe(0); // saving data submits nothing
       await h.http().post('/api/v1/sdk/steps/personal_information/submit').set(bearer(token)).expect(200);

@@ -5,6 +5,19 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * applicant's blocklist flag and the status a deactivation keeps for the activation, the indexes of the worker's two sweeps (submitted steps, expired enrollments),
  * and a trigger that wakes the worker (NOTIFY verification_checks) when a step or an enrollment is submitted.
  */
+/** The wake trigger of this migration; dropped by ChecksWakeAfterCommit (decision 0407), restored by its down. */
+export const CREATE_NOTIFY_CHECKS = [
+  `CREATE FUNCTION "notify_checks"() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     PERFORM pg_notify('verification_checks', '');
+     RETURN NULL;
+   END $$`,
+  `CREATE TRIGGER "applicant_steps_submitted_notify" AFTER INSERT OR UPDATE OF "review_status" ON "applicant_steps"
+   FOR EACH ROW WHEN (NEW."review_status" = 'submitted') EXECUTE FUNCTION "notify_checks"()`,
+  `CREATE TRIGGER "enrollments_submitted_notify" AFTER UPDATE OF "status" ON "enrollments"
+   FOR EACH ROW WHEN (NEW."status" = 'submitted') EXECUTE FUNCTION "notify_checks"()`,
+];
+
 export class Checks1795270000000 implements MigrationInterface {
   name = 'Checks1795270000000';
 
@@ -18,21 +31,7 @@ export class Checks1795270000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX "enrollments_expiry_idx" ON "enrollments" ("expires_at") WHERE "status" IN ('open', 'submitted', 'in_review')`,
     );
-    await queryRunner.query(
-      `CREATE FUNCTION "notify_checks"() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN
-         PERFORM pg_notify('verification_checks', '');
-         RETURN NULL;
-       END $$`,
-    );
-    await queryRunner.query(
-      `CREATE TRIGGER "applicant_steps_submitted_notify" AFTER INSERT OR UPDATE OF "review_status" ON "applicant_steps"
-       FOR EACH ROW WHEN (NEW."review_status" = 'submitted') EXECUTE FUNCTION "notify_checks"()`,
-    );
-    await queryRunner.query(
-      `CREATE TRIGGER "enrollments_submitted_notify" AFTER UPDATE OF "status" ON "enrollments"
-       FOR EACH ROW WHEN (NEW."status" = 'submitted') EXECUTE FUNCTION "notify_checks"()`,
-    );
+    for (const statement of CREATE_NOTIFY_CHECKS) await queryRunner.query(statement);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

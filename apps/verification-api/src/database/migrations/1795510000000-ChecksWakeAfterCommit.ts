@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { CREATE_NOTIFY_CHECKS } from './1795270000000-Checks';
 
 /**
  * Drops the triggers that NOTIFY `verification_checks` inside the transaction that submits a step or an
@@ -16,20 +17,6 @@ export class ChecksWakeAfterCommit1795510000000 implements MigrationInterface {
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(
-      `CREATE FUNCTION "notify_checks"() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN
-         PERFORM pg_notify('verification_checks', '');
-         RETURN NULL;
-       END $$`,
-    );
-    await queryRunner.query(
-      `CREATE TRIGGER "applicant_steps_submitted_notify" AFTER INSERT OR UPDATE OF "review_status" ON "applicant_steps"
-       FOR EACH ROW WHEN (NEW."review_status" = 'submitted') EXECUTE FUNCTION "notify_checks"()`,
-    );
-    await queryRunner.query(
-      `CREATE TRIGGER "enrollments_submitted_notify" AFTER UPDATE OF "status" ON "enrollments"
-       FOR EACH ROW WHEN (NEW."status" = 'submitted') EXECUTE FUNCTION "notify_checks"()`,
-    );
+    for (const statement of CREATE_NOTIFY_CHECKS) await queryRunner.query(statement);
   }
 }
