@@ -464,9 +464,7 @@ describe('steps and submission', () => {
     const session2 = await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(200);
     expect(session2.body.enrollmentStatus).toBe('submitted');
   });
-});
 
-describe('rate limits', () => {
   it('wakes the checks worker after a submit commits, with no NOTIFY inside the transaction (no trigger)', async () => {
     const listener = new Client({ connectionString: h.env.db.url });
     await listener.connect();
@@ -495,7 +493,9 @@ describe('rate limits', () => {
       await listener.end();
     }
   });
+});
 
+describe('rate limits', () => {
   it('429 with Retry-After past the per-token limit, and past the per-IP limit for page loads; the token is never logged', async () => {
     const logs = new LogCapture();
     const small = await startHarness(

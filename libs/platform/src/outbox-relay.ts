@@ -14,11 +14,11 @@ import {
   WEBHOOK_EVENTS_PER_JOB,
   type WebhookEventPayload,
 } from '@tessera/contracts';
-import { Client, type Pool, type QueryResult } from 'pg';
+import { Client, type QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { JobQueues } from './jobs';
 import { outboxChannel, registerLocalOutboxRelay } from './outbox-wake';
+import { pgPool } from './prepared';
 import { PLATFORM_OPTIONS, type PlatformOptions } from './tokens';
 
 export interface OutboxRelayOptions {
@@ -195,7 +195,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    * (deduplicated by BullMQ's job id and the dispatcher's inbox).
    */
   async relayBatch(limit: number): Promise<number> {
-    const client = await ((this.dataSource.driver as PostgresDriver).master as Pool).connect();
+    const client = await pgPool(this.dataSource).connect();
     try {
       const results = (await client.query(claimBatch(limit))) as unknown as QueryResult<OutboxRow>[];
       const rows = results.at(-1)!.rows;

@@ -2,6 +2,11 @@ import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
+/** The DataSource's own pg pool: same connections, same search_path, for what TypeORM's `query` cannot send. */
+export function pgPool(dataSource: DataSource): Pool {
+  return (dataSource.driver as PostgresDriver).master as Pool;
+}
+
 export type PreparedQuery = <T>(name: string, text: string, values: unknown[]) => Promise<T[]>;
 
 /**
@@ -11,8 +16,7 @@ export type PreparedQuery = <T>(name: string, text: string, values: unknown[]) =
  */
 export function preparedQuery(dataSource: DataSource): PreparedQuery {
   return async <T>(name: string, text: string, values: unknown[]) => {
-    const pool = (dataSource.driver as PostgresDriver).master as Pool;
-    const result = await pool.query({ name, text, values });
+    const result = await pgPool(dataSource).query({ name, text, values });
     return result.rows as T[];
   };
 }

@@ -7,16 +7,16 @@ import type { OutboxEvent } from '@tessera/platform';
  * cache-invalidation signal without amounts (custody-api.md, event catalog): a second copy in the same commit
  * would tell the receiver nothing and cost a delivery. Events without `occurredAt` get `now`.
  */
-export function batchEvents(
-  items: { events: OutboxEvent[] }[],
-  now: Date,
-): (OutboxEvent & { occurredAt: Date })[] {
-  const others: (OutboxEvent & { occurredAt: Date })[] = [];
-  const balances = new Map<string, OutboxEvent & { occurredAt: Date }>();
+export function batchEvents(items: { events: OutboxEvent[] }[], now: Date): TimedEvent[] {
+  const others: TimedEvent[] = [];
+  const balances = new Map<string, TimedEvent>();
   for (const e of items.flatMap((t) => t.events)) {
     const event = { ...e, occurredAt: e.occurredAt ?? now };
-    if (e.eventType !== 'balance.updated') others.push(event);
-    else if (!balances.has(`${e.tenantId}|${e.entityId}`)) balances.set(`${e.tenantId}|${e.entityId}`, event);
+    const balance = e.eventType === 'balance.updated' ? `${e.tenantId}|${e.entityId}` : undefined;
+    if (balance === undefined) others.push(event);
+    else if (!balances.has(balance)) balances.set(balance, event);
   }
   return [...others, ...balances.values()];
 }
+
+type TimedEvent = OutboxEvent & { occurredAt: Date };

@@ -1,10 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/**
- * Step checks (decision 0131): what a check found on a step (the screening matches an operator reads), the
- * applicant's blocklist flag and the status a deactivation keeps for the activation, the indexes of the worker's two sweeps (submitted steps, expired enrollments),
- * and a trigger that wakes the worker (NOTIFY verification_checks) when a step or an enrollment is submitted.
- */
 /** The wake trigger of this migration; dropped by ChecksWakeAfterCommit (decision 0407), restored by its down. */
 export const CREATE_NOTIFY_CHECKS = [
   `CREATE FUNCTION "notify_checks"() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -18,6 +13,11 @@ export const CREATE_NOTIFY_CHECKS = [
    FOR EACH ROW WHEN (NEW."status" = 'submitted') EXECUTE FUNCTION "notify_checks"()`,
 ];
 
+/**
+ * Step checks (decision 0131): what a check found on a step (the screening matches an operator reads), the
+ * applicant's blocklist flag and the status a deactivation keeps for the activation, the indexes of the worker's two sweeps (submitted steps, expired enrollments),
+ * and a trigger that wakes the worker (NOTIFY verification_checks) when a step or an enrollment is submitted.
+ */
 export class Checks1795270000000 implements MigrationInterface {
   name = 'Checks1795270000000';
 
