@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { options } from './lib/bench.mjs';
 import { printStatements, statementsProbe } from './lib/pg-statements.mjs';
 import { root, stopAll } from './lib/proc.mjs';
-import { aggregate, progress, table, writeJson } from './lib/report.mjs';
+import { aggregate, budgetLines, progress, table, writeJson } from './lib/report.mjs';
 
 /** Every bench, in the order a full run takes them (cheap ones first). */
 const BENCHES = {
@@ -81,6 +81,7 @@ const header =
     .join(' ')}; ${started.toISOString()}`;
 console.log(header);
 console.log(table(figures));
+for (const line of budgetLines(figures)) console.log(line);
 const out = ctx.out ?? join(root, 'bench/results/latest.json');
 writeJson(out, {
   partial: false,

@@ -63,3 +63,33 @@ test(
     }
   },
 );
+
+test('a missed ratio goal names the CPU per request its rate leaves', async () => {
+  const { aggregate, budgetLines, figure } = await import('../bench/lib/report.mjs');
+  const create = {
+    key: 'applicants.create.c10',
+    figure: 'POST /v1/applicants, 10 conn',
+    unit: 'req/s',
+    goal: { ratioAtLeast: 1 },
+    baseline: 4000,
+  };
+  // 4,000 req/s at the goal: one core is 0.25 ms per request.
+  const slow = figure({ ...create, value: 1500, cpuMsPerReq: 0.6 });
+  assert.equal(slow.met, false);
+  assert.equal(slow.cpuBudget, 0.25);
+  assert.deepEqual(budgetLines([slow]).slice(1), [
+    '  POST /v1/applicants, 10 conn: goal 4000 req/s, budget 0.250 CPU ms/req, now 0.600 (2.40× over)',
+  ]);
+  // Within its budget, or met, or compared with an earlier run (drift): no line.
+  assert.deepEqual(budgetLines([figure({ ...create, value: 1500, cpuMsPerReq: 0.2 })]), []);
+  assert.deepEqual(budgetLines([figure({ ...create, value: 4100, cpuMsPerReq: 0.6 })]), []);
+  assert.equal(figure({ ...create, value: 1500, cpuMsPerReq: 0.6, drift: 1 }).cpuBudget, null);
+  assert.equal(figure({ ...create, goal: { valueAtLeast: 500 }, value: 1, cpuMsPerReq: 1 }).cpuBudget, null);
+  // Several runs: the budget comes from the median baseline.
+  const [folded] = aggregate([
+    [{ ...slow, baseline: 2000, ratio: 0.75 }],
+    [{ ...slow, baseline: 5000, ratio: 0.3 }],
+    [{ ...slow, baseline: 4000, ratio: 0.375 }],
+  ]);
+  assert.equal(folded.cpuBudget, 0.25);
+});

@@ -55,7 +55,34 @@ export function figure(f) {
     met = checks.every(Boolean);
   }
   const { ratioOverride: _override, ...rest } = f;
-  return { ...rest, rawRatio, ratio, met };
+  return { ...rest, rawRatio, ratio, met, cpuBudget: cpuBudget(f) };
+}
+
+/**
+ * The CPU a ratio goal leaves per request: at the goal's rate (ratioAtLeast × the same-run baseline, per
+ * second), the server CPU per request at which that rate costs exactly one core, 1,000 ms / rate. One Node
+ * process cannot spend more than one core, so a single-process product whose CPU per request is above this
+ * cannot meet the goal however its waits are arranged. Null for figures without such a goal, without a CPU
+ * reading, or compared with an earlier run (the preloaded-table figures).
+ */
+function cpuBudget(f) {
+  const rate = f.goal?.ratioAtLeast != null && !f.lowerIsBetter ? f.goal.ratioAtLeast * f.baseline : null;
+  if (!rate || !Number.isFinite(rate) || f.drift != null || f.cpuMsPerReq == null) return null;
+  return 1000 / rate;
+}
+
+/** One line per figure that missed its ratio goal and spends more CPU per request than the goal leaves. */
+export function budgetLines(figures) {
+  const over = figures.filter((f) => f.met === false && f.cpuBudget != null && f.cpuMsPerReq > f.cpuBudget);
+  if (over.length === 0) return [];
+  return [
+    'CPU budget of the missed ratio goals (server CPU per request at which the goal rate costs one whole core):',
+    ...over.map(
+      (f) =>
+        `  ${f.figure}: goal ${num(f.goal.ratioAtLeast * f.baseline)} ${f.unit}, budget ${f.cpuBudget.toFixed(3)} ` +
+        `CPU ms/${f.cpuPer ?? 'req'}, now ${f.cpuMsPerReq.toFixed(3)} (${(f.cpuMsPerReq / f.cpuBudget).toFixed(2)}× over)`,
+    ),
+  ];
 }
 
 /** The goal as the table prints it. */
