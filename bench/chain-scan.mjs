@@ -22,6 +22,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { DEPLOYED_LOGGING } from './lib/proc.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const requireApp = createRequire(`${root}apps/custody-api/package.json`);
@@ -207,7 +208,7 @@ async function main() {
       REDIS_URL,
       QUEUE_PREFIX: `bench${randomBytes(3).toString('hex')}`,
       SECRETS_MASTER_KEY: randomBytes(32).toString('base64'),
-      LOG_LEVEL: 'warn',
+      ...DEPLOYED_LOGGING,
       NODE_ENV: 'production',
       WORKER_PORT: String(workerPort),
       HOST: '127.0.0.1',

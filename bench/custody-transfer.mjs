@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { standalone } from './lib/bench.mjs';
 import { startBaselineServer, measureInsert } from './lib/baselines.mjs';
 import { measure } from './lib/load.mjs';
-import { freePort, requireFrom, root, startServer } from './lib/proc.mjs';
+import { DEPLOYED_LOGGING, freePort, requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress, rowsLabel } from './lib/report.mjs';
 import { explainHotPaths, seed } from './seed-scale.mjs';
 
@@ -73,8 +73,7 @@ export const bench = {
     try {
       const common = {
         ...testEnv.env,
-        LOG_LEVEL: 'warn',
-        LOG_REQUESTS: 'false',
+        ...DEPLOYED_LOGGING,
         NODE_ENV: 'production',
         CUSTODY_RATE_LIMIT_PER_KEY: '100000000',
         DB_POOL_SIZE: '20',

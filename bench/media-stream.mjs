@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { standalone } from './lib/bench.mjs';
 import { startBaselineServer } from './lib/baselines.mjs';
-import { freePort, requireFrom, root, rssMb, startServer } from './lib/proc.mjs';
+import { DEPLOYED_LOGGING, freePort, requireFrom, root, rssMb, startServer } from './lib/proc.mjs';
 import { figure, progress } from './lib/report.mjs';
 
 const appRequire = requireFrom('apps/verification-api');
@@ -136,8 +136,7 @@ export const bench = {
       // Each service migrates its own schema at boot, as in production (media-store's `media` is not in the template).
       const env = {
         ...testEnv.env,
-        LOG_LEVEL: 'warn',
-        LOG_REQUESTS: 'false',
+        ...DEPLOYED_LOGGING,
         HOST: '127.0.0.1',
         MIGRATE_ON_BOOT: 'true',
       };

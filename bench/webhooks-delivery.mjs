@@ -16,7 +16,7 @@ import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { standalone } from './lib/bench.mjs';
-import { freePort, requireFrom, root, startServer } from './lib/proc.mjs';
+import { DEPLOYED_LOGGING, freePort, requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress } from './lib/report.mjs';
 
 const require = requireFrom('apps/webhook-dispatcher');
@@ -91,8 +91,7 @@ export const bench = {
     try {
       const env = {
         ...testEnv.env,
-        LOG_LEVEL: 'warn',
-        LOG_REQUESTS: 'false',
+        ...DEPLOYED_LOGGING,
         NODE_ENV: 'production',
         WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
         WEBHOOK_CA_FILE: certificate.certFile,

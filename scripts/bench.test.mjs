@@ -93,3 +93,18 @@ test('a missed ratio goal names the CPU per request its rate leaves', async () =
   ]);
   assert.equal(folded.cpuBudget, 0.25);
 });
+
+test('the bench runs the product servers with the logging they are deployed with', async () => {
+  const { DEPLOYED_LOGGING } = await import('../bench/lib/proc.mjs');
+  for (const file of ['docker-compose.yml', 'deploy/k8s/base/config.yaml']) {
+    const text = readFileSync(join(root, file), 'utf8');
+    const levels = [...text.matchAll(/^\s*LOG_LEVEL:\s*"?(\w+)"?\s*$/gm)].map((m) => m[1]);
+    assert.ok(levels.length > 0, `${file} sets LOG_LEVEL`);
+    for (const level of levels) assert.equal(level, DEPLOYED_LOGGING.LOG_LEVEL, file);
+    assert.doesNotMatch(text, /LOG_REQUESTS:\s*"?false/, `${file} keeps the access lines on`);
+  }
+  // Unset, LOG_REQUESTS is on, as the bench sets it.
+  const config = readFileSync(join(root, 'libs/platform/src/config.ts'), 'utf8');
+  assert.match(config, /LOG_REQUESTS: boolean\.default\(true\)/);
+  assert.equal(DEPLOYED_LOGGING.LOG_REQUESTS, 'true');
+});

@@ -12,6 +12,13 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const requireFrom = (pkg) => createRequire(join(root, pkg, 'package.json'));
 const probe = join(dirname(fileURLToPath(import.meta.url)), 'cpu-probe.cjs');
 
+/**
+ * The product's servers log as deployed: docker-compose.yml and deploy/k8s set LOG_LEVEL=info, and LOG_REQUESTS
+ * defaults to true, so every request writes its access line (the bench drains each server's stdout as a log
+ * collector would). Figures measured with logging off would flatter the product.
+ */
+export const DEPLOYED_LOGGING = { LOG_LEVEL: 'info', LOG_REQUESTS: 'true' };
+
 const live = new Set();
 let nextId = 0;
 

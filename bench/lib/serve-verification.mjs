@@ -1,7 +1,7 @@
 // verification-api as a bench server child: the real AppModule on the real Fastify adapter (bootApp of
-// libs/testing, without the RPC responder, which no bench call needs), request logging off, the per-credential
+// libs/testing, without the RPC responder, which no bench call needs), logging as deployed, the per-credential
 // rate limit raised (the default, 600 per minute, would refuse the load). Env BENCH_ENV (JSON). Tells its URL.
-import { requireFrom } from './proc.mjs';
+import { DEPLOYED_LOGGING, requireFrom } from './proc.mjs';
 
 const appRequire = requireFrom('apps/verification-api');
 const { bootApp } = appRequire('@tessera/testing');
@@ -12,7 +12,7 @@ const app = await bootApp(
   AppModule.forRoot(
     loadEnv({
       ...env,
-      LOG_LEVEL: 'silent',
+      ...DEPLOYED_LOGGING,
       RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE: '100000000',
       SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: '100000000',
       SDK_RATE_LIMIT_PER_IP_PER_MINUTE: '100000000',
