@@ -79,7 +79,7 @@ export function budgetLines(figures) {
     'CPU budget of the missed ratio goals (server CPU per request at which the goal rate costs one whole core):',
     ...over.map(
       (f) =>
-        `  ${f.figure}: goal ${num(f.goal.ratioAtLeast * f.baseline)} ${f.unit}, budget ${f.cpuBudget.toFixed(3)} ` +
+        `  ${f.figure}: goal ${num(1000 / f.cpuBudget)} ${f.unit}, budget ${f.cpuBudget.toFixed(3)} ` +
         `CPU ms/${f.cpuPer ?? 'req'}, now ${f.cpuMsPerReq.toFixed(3)} (${(f.cpuMsPerReq / f.cpuBudget).toFixed(2)}× over)`,
     ),
   ];
