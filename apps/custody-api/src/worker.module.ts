@@ -1,5 +1,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { OutboxRelayModule, PlatformModule, type PlatformOptions } from '@tessera/platform';
+import {
+  OutboxRelayModule,
+  PlatformModule,
+  type PlatformOptions,
+  QUICK_STALL_RECOVERY,
+} from '@tessera/platform';
 import type { Env } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { QUEUES } from '@tessera/contracts';
@@ -23,10 +28,9 @@ export class WorkerModule {
           errorShape: 'custody',
           database: { schema: SCHEMA, entities, migrations },
           consumes: [QUEUES.CUSTODY_TRANSACTIONS],
-          // A step held by a worker that died resumes within about 25 s instead of about a minute: the
-          // state machine's steps are idempotent, and none blocks the event loop for anything near 15 s.
-          lockDurationMs: 15_000,
-          stalledIntervalMs: 5_000,
+          // A step held by a worker that died resumes within about 25 s: the state machine's steps are
+          // idempotent, and none blocks the event loop for anything near 15 s.
+          ...QUICK_STALL_RECOVERY,
           ...overrides,
         }),
         TransactionsProcessingModule,

@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { PlatformModule, type PlatformOptions } from '@tessera/platform';
+import { PlatformModule, type PlatformOptions, QUICK_STALL_RECOVERY } from '@tessera/platform';
 import { type Env, jobConcurrency } from './config/env';
 import { entities, SCHEMA } from './database/database';
 import { migrations } from './database/migrations';
@@ -27,11 +27,9 @@ export class AppModule {
           // A batch job is idempotent (inbox and unique key): after a crash it runs again, however many crashes
           // in a row, rather than being failed for good with events in it never attempted (at-least-once).
           maxStalledCount: 100,
-          // A batch held by a dispatcher that died is found and run again within about 25 s instead of about
-          // a minute (BullMQ's 30 s lock and 30 s check), as in the custody worker: the lock is renewed every
-          // 7.5 s while a batch runs, and nothing in a batch blocks the event loop for seconds.
-          lockDurationMs: 15_000,
-          stalledIntervalMs: 5_000,
+          // A batch held by a dispatcher that died runs again within about 25 s: nothing in a batch blocks the
+          // event loop for seconds.
+          ...QUICK_STALL_RECOVERY,
           ...overrides,
         }),
         WebhooksModule.forRoot(webhooks),
