@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { LookupFunction } from 'node:net';
 import type { SecureContext } from 'node:tls';
 import type { VettedTarget } from './egress-guard';
@@ -16,6 +16,31 @@ export interface SenderOptions {
   responseBodyLimit: number;
   /** Trust for receivers' certificates other than Node's public roots (WEBHOOK_CA_FILE); parsed once. */
   secureContext?: SecureContext;
+}
+
+type UndiciError = Error & { code?: string; cause?: Error };
+
+/** What a reply means: a 2xx is a success; a redirect is a failure and is not followed. */
+function replied(statusCode: number, responseBody: string | null, durationMs: number): SendResult {
+  const success = statusCode >= 200 && statusCode < 300;
+  return {
+    statusCode,
+    responseBody,
+    errorMessage: success
+      ? null
+      : statusCode >= 300 && statusCode < 400
+        ? `HTTP ${statusCode} (redirects are not followed)`
+        : `HTTP ${statusCode}`,
+    durationMs,
+    success,
+  };
+}
+
+/** An attempt's error message: undici's code and message (and cause), or the timeout. */
+function failure(e: UndiciError, timeoutMs: number): string {
+  if (e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT')
+    return `timed out after ${timeoutMs} ms`;
+  return `${e.code ?? e.name}: ${e.message}${e.cause ? ` (${e.cause.message})` : ''}`;
 }
 
 /**
@@ -54,64 +79,77 @@ export class HttpSender {
     return agent;
   }
 
-  async post(target: VettedTarget, headers: Record<string, string>, body: string): Promise<SendResult> {
+  /**
+   * One POST on undici's dispatch API (decision 0408): no response stream and no AbortSignal, one timer for
+   * the whole attempt. The reply is kept up to responseBodyLimit bytes, then the request is cut. The attempt
+   * ends at the first of: the reply's end, the cap, an error, or timeoutMs after it started (a request still
+   * waiting for a connection then is cut as soon as it gets one). Never rejects.
+   */
+  post(target: VettedTarget, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const { timeoutMs, responseBodyLimit: limit } = this.options;
     const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    try {
-      const res = await request(target.url, {
-        method: 'POST',
-        headers,
-        body,
-        dispatcher: this.agentFor(target),
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-        headersTimeout: this.options.timeoutMs,
-        bodyTimeout: this.options.timeoutMs,
-      });
-      const responseBody = await this.readCapped(res.body);
-      const success = res.statusCode >= 200 && res.statusCode < 300;
-      return {
-        statusCode: res.statusCode,
-        responseBody,
-        errorMessage: success
-          ? null
-          : res.statusCode >= 300 && res.statusCode < 400
-            ? `HTTP ${res.statusCode} (redirects are not followed)`
-            : `HTTP ${res.statusCode}`,
-        durationMs: elapsed(),
-        success,
+    return new Promise<SendResult>((resolve) => {
+      let statusCode = 0;
+      let size = 0;
+      const chunks: Buffer[] = [];
+      let controller: Dispatcher.DispatchController | null = null;
+      let over = false;
+      const finish = (error: string | null): void => {
+        if (over) return;
+        over = true;
+        clearTimeout(deadline);
+        const durationMs = Math.round(performance.now() - started);
+        if (error !== null)
+          resolve({ statusCode: null, responseBody: null, errorMessage: error, durationMs, success: false });
+        else
+          resolve(
+            replied(statusCode, size === 0 ? null : Buffer.concat(chunks).toString('utf8'), durationMs),
+          );
       };
-    } catch (err) {
-      const e = err as Error & { code?: string; cause?: Error };
-      const timedOut =
-        e.name === 'TimeoutError' ||
-        e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
-        e.code === 'UND_ERR_BODY_TIMEOUT';
-      const message = timedOut
-        ? `timed out after ${this.options.timeoutMs} ms`
-        : `${e.code ?? e.name}: ${e.message}${e.cause ? ` (${e.cause.message})` : ''}`;
-      return {
-        statusCode: null,
-        responseBody: null,
-        errorMessage: message,
-        durationMs: elapsed(),
-        success: false,
+      const deadline = setTimeout(() => {
+        finish(`timed out after ${timeoutMs} ms`);
+        controller?.abort(new Error('attempt deadline'));
+      }, timeoutMs);
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          if (over) c.abort(new Error('attempt deadline'));
+        },
+        onResponseStart(_c, status) {
+          statusCode = status;
+        },
+        onResponseData(c, chunk) {
+          if (over) return;
+          if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+          size += chunk.length;
+          if (size < limit) return;
+          finish(null);
+          c.abort(new Error('reply over the body limit'));
+        },
+        onResponseEnd() {
+          finish(null);
+        },
+        onResponseError(_c, err) {
+          finish(failure(err as UndiciError, timeoutMs));
+        },
       };
-    }
-  }
-
-  private async readCapped(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string | null> {
-    const limit = this.options.responseBodyLimit;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      if (size < limit) chunks.push(chunk.subarray(0, limit - size));
-      size += chunk.length;
-      if (size >= limit) {
-        body.destroy?.();
-        break;
+      try {
+        this.agentFor(target).dispatch(
+          {
+            origin: target.url.origin,
+            path: target.url.pathname + target.url.search,
+            method: 'POST',
+            headers,
+            body,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          },
+          handler,
+        );
+      } catch (err) {
+        finish(failure(err as UndiciError, timeoutMs));
       }
-    }
-    return size === 0 ? null : Buffer.concat(chunks).toString('utf8');
+    });
   }
 
   /** Lets in-flight attempts finish for a short grace period, then cuts what is left (bounded shutdown). */
