@@ -2,7 +2,7 @@
 // `pnpm bench`: runs every bench (or --only NAME …), prints ONE table — figure, value, baseline, ratio, goal,
 // met, and the server CPU ms per request beside every req/s — and writes bench/results/latest.json.
 //
-//   pnpm build && pnpm bench [--only aml,media-checks,applicants,custody,webhooks,media,chain] [--runs 3] [--quick]
+//   pnpm build && pnpm bench [--help] [--only aml,media-checks,applicants,custody,webhooks,media,chain] [--runs 3] [--quick]
 //                            [--duration 5] [--connections 10,50,200] [--no-preload] [--rows 1000000] [--chart]
 //
 // --runs N repeats every bench N times and prints the median with the spread (min–max) of each number.
@@ -10,7 +10,7 @@
 // curves of this run to docs/images/performance/*.svg (bench/lib/chart.mjs).
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { options } from './lib/bench.mjs';
+import { optionsOrExit } from './lib/bench.mjs';
 import { printStatements, statementsProbe } from './lib/pg-statements.mjs';
 import { root, stopAll } from './lib/proc.mjs';
 import { aggregate, budgetLines, progress, table, writeJson } from './lib/report.mjs';
@@ -26,10 +26,8 @@ const BENCHES = {
   chain: () => import('./chain.mjs'),
 };
 
-const ctx = options();
+const ctx = optionsOrExit(process.argv.slice(2), Object.keys(BENCHES));
 const names = ctx.only ?? Object.keys(BENCHES);
-for (const n of names)
-  if (!BENCHES[n]) throw new Error(`unknown bench ${n}; one of ${Object.keys(BENCHES).join(', ')}`);
 
 const started = new Date();
 const runs = [];

@@ -108,3 +108,39 @@ test('the bench runs the product servers with the logging they are deployed with
   assert.match(config, /LOG_REQUESTS: boolean\.default\(true\)/);
   assert.equal(DEPLOYED_LOGGING.LOG_REQUESTS, 'true');
 });
+
+test('a bad command line gets its reason and the usage, exit 2, before anything starts', () => {
+  const bench = (...args) =>
+    spawnSync(process.execPath, ['bench/run.mjs', ...args], { cwd: root, encoding: 'utf8', timeout: 20_000 });
+  for (const [args, reason] of [
+    [['--bogus'], "Unknown option '--bogus'"],
+    [['--runs', '0'], '--runs must be a positive whole number, not "0"'],
+    [['--runs', 'three'], '--runs must be a positive whole number, not "three"'],
+    [['--duration=-1'], '--duration must be a positive number, not "-1"'],
+    [['--connections', '10,,50'], '--connections must be a positive whole number, not ""'],
+    [['--rows', '1e3.5'], '--rows must be a positive whole number, not "1e3.5"'],
+    [['--only', 'applicants,nope'], 'unknown bench nope; one of aml, media-checks, applicants'],
+  ]) {
+    const run = bench(...args);
+    assert.equal(run.status, 2, `${args.join(' ')}: ${run.stderr}`);
+    assert.ok(run.stderr.startsWith(`bench: ${reason}`), `${args.join(' ')}: ${run.stderr}`);
+    assert.match(run.stderr, /usage: pnpm bench \[options\]/);
+    assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
+    assert.equal(run.stdout, '', 'nothing started');
+  }
+  const help = bench('--help');
+  assert.equal(help.status, 0, help.stderr);
+  assert.match(help.stdout, /^usage: pnpm bench \[options\]/);
+  for (const option of [
+    '--only',
+    '--runs',
+    '--duration',
+    '--connections',
+    '--no-preload',
+    '--rows',
+    '--quick',
+    '--chart',
+    '--out',
+  ])
+    assert.ok(help.stdout.includes(`  ${option}`), option);
+});
