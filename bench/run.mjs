@@ -8,10 +8,11 @@
 // --runs N repeats every bench N times and prints the median with the spread (min–max) of each number.
 // --quick: 2 s points, 10 connections, no preloaded tables (the CI smoke). --chart: also renders the scale
 // curves of this run to docs/images/performance/*.svg (bench/lib/chart.mjs).
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { optionsOrExit } from './lib/bench.mjs';
 import { printStatements, statementsProbe } from './lib/pg-statements.mjs';
+import { provenance, provenanceLine } from './lib/provenance.mjs';
 import { root, stopAll } from './lib/proc.mjs';
 import { aggregate, budgetLines, progress, table, writeJson } from './lib/report.mjs';
 
@@ -30,6 +31,9 @@ const ctx = optionsOrExit(process.argv.slice(2), Object.keys(BENCHES));
 const names = ctx.only ?? Object.keys(BENCHES);
 
 const started = new Date();
+// Taken before the run, so the commit is the code that was measured.
+const measuredOn = await provenance();
+progress(`measuring ${provenanceLine(measuredOn)}`);
 const runs = [];
 const failures = [];
 const statements = {};
@@ -57,6 +61,7 @@ try {
       writeJson(ctx.out ?? join(root, 'bench/results/latest.json'), {
         partial: true,
         startedAt: started.toISOString(),
+        machine: { ...measuredOn, loadavg: loadavg() },
         options: ctx,
         benches: names,
         figures: aggregate([...runs, figures]),
@@ -74,10 +79,11 @@ const figures = aggregate(runs);
 const header =
   `pnpm bench: ${names.join(', ')}; ${ctx.runs} run(s), ${ctx.duration} s per point, connections ` +
   `${ctx.connections.join('/')}${ctx.preload ? `, ${ctx.rows.toLocaleString('en')} rows preloaded` : ''}; ` +
-  `${cpus().length} CPUs, load ${loadavg()
+  `load ${loadavg()
     .map((l) => l.toFixed(1))
     .join(' ')}; ${started.toISOString()}`;
 console.log(header);
+console.log(provenanceLine(measuredOn));
 console.log(table(figures));
 for (const line of budgetLines(figures)) console.log(line);
 const out = ctx.out ?? join(root, 'bench/results/latest.json');
@@ -85,7 +91,7 @@ writeJson(out, {
   partial: false,
   startedAt: started.toISOString(),
   finishedAt: new Date().toISOString(),
-  machine: { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg(), node: process.version },
+  machine: { ...measuredOn, loadavg: loadavg() },
   options: ctx,
   benches: names,
   figures,

@@ -44,6 +44,20 @@ test(
       assert.equal(results.options.quick, true);
       assert.deepEqual(results.failures, []);
       assert.ok(results.machine.cpus >= 1);
+      // What it was measured on: the commit, the durability settings, the versions; also printed.
+      const head12 = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' });
+      assert.equal(results.machine.commit, head12.stdout.trim());
+      assert.equal(typeof results.machine.dirty, 'boolean');
+      assert.match(results.machine.postgres.version, /^\d+\.\d+/);
+      assert.equal(results.machine.postgres.settings.synchronous_commit, 'on');
+      assert.equal(results.machine.postgres.settings.fsync, 'on');
+      assert.match(results.machine.redis.version, /^\d+\.\d+/);
+      assert.ok(
+        lines.some(
+          (l) => l.startsWith(`commit ${results.machine.commit}`) && l.includes('synchronous_commit=on'),
+        ),
+        run.stdout,
+      );
       const [figure] = results.figures;
       assert.equal(figure.key, 'aml.screen');
       for (const k of ['value', 'baseline', 'ratio', 'cpuMsPerReq', 'baselineCpuMsPerReq'])
