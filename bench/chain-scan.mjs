@@ -22,7 +22,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { DEPLOYED_LOGGING } from './lib/proc.mjs';
+import { DEPLOYED_LOGGING, REDIS_URL } from './lib/proc.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const requireApp = createRequire(`${root}apps/custody-api/package.json`);
@@ -44,7 +44,6 @@ const WATCHED = 1000;
 const BASE = process.env.DATABASE_BASE_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const DB = 'bench_chain_scan';
 const DATABASE_URL = `${BASE}/${DB}`;
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const FUNDER = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
 const ETH_ASSET = 'a0000000-0000-4000-8000-000000000002';
 const USDT_ASSET = 'a0000000-0000-4000-8000-000000000003';

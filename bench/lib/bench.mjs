@@ -4,10 +4,12 @@ import { parseArgs } from 'node:util';
 import { aggregate, table, progress } from './report.mjs';
 import { stopAll } from './proc.mjs';
 
-/** Printed by --help, and after a usage error. */
-export const USAGE = `usage: pnpm bench [options]      (or node bench/<name>.mjs [options] for one bench)
+/** Printed by --help, and after a usage error; `names` are the benches --only takes (run.mjs's list). */
+export const usage = (
+  names,
+) => `usage: pnpm bench [options]      (or node bench/<name>.mjs [options] for one bench)
 
-  --only NAME[,NAME…]   run these benches only: aml, media-checks, applicants, custody, webhooks, media, chain
+  --only NAME[,NAME…]   run these benches only${names ? `: ${names.join(', ')}` : ''}
   --runs N              repeat every bench N times; the table shows medians with the spread (min–max)  [1]
   --duration S          seconds of every measured point  [5; 2 with --quick]
   --connections A,B,…   the connection counts of the scale curves  [10,50,200; 10 with --quick]
@@ -80,7 +82,7 @@ export function optionsOrExit(argv = process.argv.slice(2), known = null) {
   try {
     const ctx = options(argv);
     if (ctx.help) {
-      console.log(USAGE);
+      console.log(usage(known));
       process.exit(0);
     }
     const unknown = known ? (ctx.only ?? []).filter((n) => !known.includes(n)) : [];
@@ -89,7 +91,7 @@ export function optionsOrExit(argv = process.argv.slice(2), known = null) {
     return ctx;
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    console.error(`bench: ${err.message}\n\n${USAGE}`);
+    console.error(`bench: ${err.message}\n\n${usage(known)}`);
     process.exit(2);
   }
 }

@@ -1,11 +1,10 @@
 // The bench's view of pg_stat_statements: which statements the product spent Postgres time on during each
 // bench, printed beside the table and kept in bench/results/latest.json. Only when the extension is loaded
 // (shared_preload_libraries; docs/performance.md, "Profiling"); otherwise one line says how to enable it.
-import { requireFrom } from './proc.mjs';
+import { ADMIN_URL, requireFrom } from './proc.mjs';
 import { progress } from './report.mjs';
 
 const { Client } = requireFrom('apps/verification-api')('pg');
-const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export async function statementsProbe() {
   const client = new Client({ connectionString: ADMIN_URL, application_name: 'bench-pg-statements' });

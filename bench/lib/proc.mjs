@@ -10,6 +10,9 @@ import { fileURLToPath } from 'node:url';
 export const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 /** require() resolving from a workspace package (apps/x or libs/x), where its dependencies live. */
 export const requireFrom = (pkg) => createRequire(join(root, pkg, 'package.json'));
+/** The cluster's admin database (pg_stat_statements, settings) and the Redis every bench runs against. */
+export const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const probe = join(dirname(fileURLToPath(import.meta.url)), 'cpu-probe.cjs');
 
 /**

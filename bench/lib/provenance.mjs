@@ -3,10 +3,7 @@
 // Postgres and Redis the benches ran against. Printed under the table's header and kept in latest.json.
 import { execFileSync } from 'node:child_process';
 import { cpus, freemem, release, totalmem } from 'node:os';
-import { requireFrom, root } from './proc.mjs';
-
-const ADMIN_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { ADMIN_URL, REDIS_URL, requireFrom, root } from './proc.mjs';
 
 /** The Postgres settings that move write figures: durability and memory. */
 export const PG_SETTINGS = [
@@ -36,18 +33,12 @@ async function postgres() {
   try {
     await client.connect();
     const version = (await client.query('SHOW server_version')).rows[0].server_version;
-    const { rows } = await client.query('SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1)', [
-      PG_SETTINGS,
-    ]);
-    const settings = Object.fromEntries(
-      PG_SETTINGS.map((name) => {
-        const row = rows.find((r) => r.name === name);
-        return [name, row ? `${row.setting}${row.unit && row.unit !== '8kB' ? row.unit : ''}` : null];
-      }),
+    // current_setting() answers in the units a person reads (128MB, not 16384 pages of 8 kB).
+    const { rows } = await client.query(
+      'SELECT name, current_setting(name) AS value FROM unnest($1::text[]) AS name',
+      [PG_SETTINGS],
     );
-    // shared_buffers is counted in 8 kB pages.
-    const sb = rows.find((r) => r.name === 'shared_buffers');
-    if (sb?.unit === '8kB') settings.shared_buffers = `${(Number(sb.setting) * 8) / 1024}MB`;
+    const settings = Object.fromEntries(rows.map((r) => [r.name, r.value]));
     return { version, settings };
   } catch (err) {
     return { error: err.message };

@@ -119,8 +119,8 @@ export class HttpSender {
           statusCode = status;
         },
         onResponseData(c, chunk) {
-          if (over) return;
-          if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+          if (over) return; // ended by the deadline or the cap: nothing more is kept
+          chunks.push(chunk.subarray(0, limit - size));
           size += chunk.length;
           if (size < limit) return;
           finish(null);
