@@ -3,7 +3,7 @@
 // compares with its same-run baseline and reports.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -157,4 +157,97 @@ test('a bad command line gets its reason and the usage, exit 2, before anything 
     '--out',
   ])
     assert.ok(help.stdout.includes(`  ${option}`), option);
+});
+
+test('profile-top: the busiest window, a window picked by function, and writes charged to their caller', () => {
+  // A synthetic V8 profile, one sample per millisecond: 3 s of start-up, 2 s idle, 2 s of creates (pg
+  // queries ending in writev), 2 s idle, 2 s of status reads (fastify answers ending in writev).
+  const frame = (id, functionName, url, children = []) => ({
+    id,
+    callFrame: { functionName, url, lineNumber: 0, columnNumber: 0, scriptId: '0' },
+    children,
+  });
+  const pg = 'file:///w/node_modules/.pnpm/pg@8/node_modules/pg/lib/client.js';
+  const fastify = 'file:///w/node_modules/.pnpm/fastify@5/node_modules/fastify/lib/reply.js';
+  const nodes = [
+    frame(1, '(root)', '', [2, 3, 4, 8]),
+    frame(2, '(idle)', ''),
+    frame(3, 'compile', 'node:internal/modules/cjs/loader'),
+    frame(4, 'createMany', 'file:///w/apps/verification-api/dist/applicants.repository.js', [5]),
+    frame(5, 'query', pg, [6]),
+    frame(6, 'writevGeneric', 'node:internal/stream_base_commons', [7]),
+    frame(7, 'writev', ''),
+    frame(8, 'status', 'file:///w/apps/verification-api/dist/applicants.service.js', [9]),
+    frame(9, 'send', fastify, [10]),
+    frame(10, 'writev', ''),
+  ];
+  const samples = [
+    ...Array(3000).fill(3),
+    ...Array(2000).fill(2),
+    ...Array.from({ length: 2000 }, (_, i) => (i % 4 === 0 ? 2 : i % 2 ? 7 : 5)),
+    ...Array(2000).fill(2),
+    ...Array.from({ length: 2000 }, (_, i) => (i % 2 ? 10 : 9)),
+  ];
+  const dir = mkdtempSync(join(tmpdir(), 'profile-top-'));
+  try {
+    const file = join(dir, 'x.cpuprofile');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        nodes,
+        startTime: 0,
+        endTime: samples.length * 1000,
+        samples,
+        timeDeltas: samples.map(() => 1000),
+      }),
+    );
+    const top = (...args) => {
+      const run = spawnSync(process.execPath, [join(root, 'bench/lib/profile-top.mjs'), file, ...args], {
+        encoding: 'utf8',
+      });
+      assert.equal(run.status, 0, run.stderr);
+      return run.stdout;
+    };
+    const share = (out, section, name) =>
+      Number(
+        out
+          .split(`${section}`)[1]
+          .split('\n\n')[0]
+          .match(new RegExp(`([\\d.]+) %  ${name}(?:\\n|$)`))?.[1] ?? 0,
+      );
+
+    const whole = top();
+    assert.match(whole, /total 11000 ms sampled/);
+
+    // The first 2 s without idle samples are the start-up: the busiest window is there.
+    assert.match(
+      top('--busiest', '2'),
+      /total 2000 ms sampled \(the busiest 2 s\)[\s\S]*100\.0 %  node internals/,
+    );
+
+    // --with picks the creates' 2 s, where a quarter is idle and the writes are pg's.
+    const creates = top('--busiest', '2', '--with', '^createMany ');
+    assert.equal(share(creates, 'self time by package/area:', '\\(idle\\)'), 25, creates);
+    assert.equal(
+      share(creates, 'charged to the package that called them:', 'pg \\(via node\\)'),
+      50,
+      creates,
+    );
+    assert.equal(
+      share(creates, 'charged to the package that called them:', 'fastify \\(via node\\)'),
+      0,
+      creates,
+    );
+    assert.equal(share(creates, 'inclusive time', 'createMany \\S+'), 75, creates);
+
+    const reads = top('--busiest', '2', '--with', '^status ');
+    assert.equal(
+      share(reads, 'charged to the package that called them:', 'fastify \\(via node\\)'),
+      50,
+      reads,
+    );
+    assert.equal(share(reads, 'charged to the package that called them:', 'pg \\(via node\\)'), 0, reads);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -3,6 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { JOBS, QUEUES, type WebhookEventPayload } from '@tessera/contracts';
 import { bullPrefix, JobQueues, ProcessJob } from '@tessera/platform';
 import { Queue, QueueEvents } from 'bullmq';
+import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { bootApp, createTestEnvironment, TEST_REDIS_URL, type TestEnvironment } from '../src';
 import { fixtureMigrator, FixtureModule, FixtureProcessor } from './fixture/fixture';
@@ -99,6 +100,69 @@ describe('startup check: each job of a consumed queue has exactly one processor'
         { rpc: false },
       ),
     ).rejects.toThrow(/has 2 processors/);
+  });
+});
+
+describe('JobQueues.addBulk (one job without a pipeline, several in one)', () => {
+  // A producer on a queue prefix no consumer reads, so every job stays where addBulk put it.
+  const prefix = `addbulk-${randomUUID()}`;
+  let redis: Redis;
+  let queues: JobQueues;
+  let queue: Queue;
+
+  beforeAll(() => {
+    redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    queues = new JobQueues(redis, { service: 'test', env: { QUEUE_PREFIX: prefix } } as never);
+    queue = new Queue(QUEUES.WEBHOOK_EVENTS, {
+      connection: { url: TEST_REDIS_URL },
+      prefix: bullPrefix(prefix),
+    });
+  });
+  afterAll(async () => {
+    await queue?.obliterate({ force: true });
+    await queue?.close();
+    await queues?.onModuleDestroy();
+    redis?.disconnect();
+  });
+
+  const ids = async (state: 'waiting' | 'delayed') =>
+    (await queue.getJobs([state], 0, -1)).map((j) => j.id).sort();
+
+  it('one job: queued under its id with its payload; the same id again is dropped; a delay is kept', async () => {
+    const payload = event();
+    await queues.addBulk('WEBHOOK_EVENT', [{ payload, jobId: 'one-a' }]);
+    await queues.addBulk('WEBHOOK_EVENT', [{ payload: event(), jobId: 'one-a' }]);
+    await queues.addBulk('WEBHOOK_EVENT', [{ payload: event(), jobId: 'one-b', delayMs: 60_000 }]);
+    expect(await ids('waiting')).toEqual(['one-a']);
+    expect(await ids('delayed')).toEqual(['one-b']);
+    const job = await queue.getJob('one-a');
+    expect(job!.name).toBe(JOBS.WEBHOOK_EVENT.name);
+    expect(job!.data).toEqual(payload);
+    expect(job!.opts.attempts).toBe(5); // the queue's default job options apply on both paths
+  });
+
+  it('several jobs: all queued in one call, ids already held dropped', async () => {
+    await queues.addBulk('WEBHOOK_EVENT', [
+      { payload: event(), jobId: 'many-a' },
+      { payload: event(), jobId: 'one-a' },
+      { payload: event(), jobId: 'many-b' },
+    ]);
+    expect(await ids('waiting')).toEqual(['many-a', 'many-b', 'one-a']);
+    expect((await queue.getJob('many-b'))!.opts.attempts).toBe(5);
+  });
+
+  it('checks every payload before it enqueues any, and an empty list enqueues nothing', async () => {
+    await expect(
+      queues.addBulk('WEBHOOK_EVENT', [
+        { payload: event(), jobId: 'bad-a' },
+        { payload: { ...event(), eventId: 'not-a-uuid' }, jobId: 'bad-b' },
+      ]),
+    ).rejects.toThrow(/invalid payload.*eventId/);
+    await expect(
+      queues.addBulk('WEBHOOK_EVENT', [{ payload: { ...event(), eventId: 'nope' }, jobId: 'bad-c' }]),
+    ).rejects.toThrow(/invalid payload.*eventId/);
+    await queues.addBulk('WEBHOOK_EVENT', []);
+    expect(await ids('waiting')).toEqual(['many-a', 'many-b', 'one-a']);
   });
 });
 
