@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { standalone } from './lib/bench.mjs';
 import { startBaselineServer, measureInsert, measureGet } from './lib/baselines.mjs';
-import { measure } from './lib/load.mjs';
+import { interleaved, measure } from './lib/load.mjs';
 import { requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress, rowsLabel } from './lib/report.mjs';
 import { explainHotPaths, seed } from './seed-scale.mjs';
@@ -74,31 +74,64 @@ export const bench = {
       ).json();
       const { token } = await (await fetch(`${api.url}/api/v1/sdk/links/${link.shortCode}`)).json();
       if (!token) throw new Error('no SDK token');
-      const create = (connections) =>
-        measure('POST /v1/applicants', api, {
-          url: `${api.url}/v1/applicants`,
-          connections,
-          duration: ctx.duration,
-          method: 'POST',
-          headers,
-          requests: [{ setupRequest: (req) => ({ ...req, body: body(`a-${randomUUID()}`) }) }],
-        });
-      const status = (connections) =>
-        measure('GET /v1/applicants/{id}/status', api, {
-          url: `${api.url}/v1/applicants/bench-status/status`,
-          connections,
-          duration: ctx.duration,
-          method: 'GET',
-          headers,
-        });
+      const create = (connections, duration, measureOpts) =>
+        measure(
+          'POST /v1/applicants',
+          api,
+          {
+            url: `${api.url}/v1/applicants`,
+            connections,
+            duration,
+            method: 'POST',
+            headers,
+            requests: [{ setupRequest: (req) => ({ ...req, body: body(`a-${randomUUID()}`) }) }],
+          },
+          measureOpts,
+        );
+      const status = (connections, duration, measureOpts) =>
+        measure(
+          'GET /v1/applicants/{id}/status',
+          api,
+          {
+            url: `${api.url}/v1/applicants/bench-status/status`,
+            connections,
+            duration,
+            method: 'GET',
+            headers,
+          },
+          measureOpts,
+        );
+      // Each figure and its baseline in alternating slices (load.mjs interleaved).
+      const createAndInsert = (c) =>
+        interleaved(
+          [
+            {
+              label: 'baseline INSERT',
+              connections: c,
+              run: (s, o) => measureInsert(baseline, { connections: c, duration: s }, o),
+            },
+            { label: 'POST /v1/applicants', connections: c, run: (s, o) => create(c, s, o) },
+          ],
+          ctx.duration,
+        );
+      const statusAndGet = (c) =>
+        interleaved(
+          [
+            {
+              label: 'baseline GET',
+              connections: c,
+              run: (s, o) => measureGet(baseline, { connections: c, duration: s }, o),
+            },
+            { label: 'GET /v1/applicants/{id}/status', connections: c, run: (s, o) => status(c, s, o) },
+          ],
+          ctx.duration,
+        );
 
       const empty = {};
       for (const c of ctx.connections) {
         progress(`applicants: ${c} connections`);
-        const base = await measureInsert(baseline, { connections: c, duration: ctx.duration });
-        const made = await create(c);
-        const baseGet = await measureGet(baseline, { connections: c, duration: ctx.duration });
-        const read = await status(c);
+        const [base, made] = await createAndInsert(c);
+        const [baseGet, read] = await statusAndGet(c);
         empty[c] = { made, read, base, baseGet };
         figures.push(
           figure({
@@ -198,10 +231,8 @@ export const bench = {
         );
         for (const c of ctx.connections) {
           progress(`applicants: ${c} connections, ${ctx.rows.toLocaleString('en')} applicants preloaded`);
-          const base = await measureInsert(baseline, { connections: c, duration: ctx.duration });
-          const made = await create(c);
-          const baseGet = await measureGet(baseline, { connections: c, duration: ctx.duration });
-          const read = await status(c);
+          const [base, made] = await createAndInsert(c);
+          const [baseGet, read] = await statusAndGet(c);
           for (const [series, r, label, drift] of [
             ['create', made, 'POST /v1/applicants', empty[c].base.reqPerSec / base.reqPerSec],
             [

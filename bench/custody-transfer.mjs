@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { standalone } from './lib/bench.mjs';
 import { startBaselineServer, measureInsert } from './lib/baselines.mjs';
-import { measure } from './lib/load.mjs';
+import { interleaved, measure } from './lib/load.mjs';
 import { DEPLOYED_LOGGING, freePort, requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress, rowsLabel } from './lib/report.mjs';
 import { explainHotPaths, seed } from './seed-scale.mjs';
@@ -207,24 +207,49 @@ export const bench = {
           )
         )[0].n;
       let runs = 0;
+      let baseline;
+      const insertBody = () => ({
+        sourceWalletId: wallets[0],
+        destinationWalletId: wallets[1],
+        amount: '0.00000001',
+      });
+      // A point: transfers and the baseline INSERT in alternating slices (load.mjs interleaved); the result is
+      // the transfers' with the baseline's under `base`.
       const transfer = async (c) => {
-        await measure(
-          'warm-up',
-          api,
-          { url: api.url, connections: c, duration: 1, requests: signedRequests(1, `warm-${runs}`) },
-          { warmSeconds: 0 },
-        );
         const run = `run-${runs++}`;
-        const r = await measure(
-          'POST /transactions/transfer',
-          api,
-          {
-            url: api.url,
-            connections: c,
-            duration: ctx.duration,
-            requests: signedRequests(ctx.duration + 1, run),
-          },
-          { warmSeconds: 0 },
+        const [base, r] = await interleaved(
+          [
+            {
+              label: 'baseline INSERT',
+              connections: c,
+              run: (s, o) => measureInsert(baseline, { connections: c, duration: s, body: insertBody }, o),
+            },
+            {
+              label: 'POST /transactions/transfer',
+              connections: c,
+              run: async (s, o) => {
+                if (o.warmSeconds > 0)
+                  await measure(
+                    'warm-up',
+                    api,
+                    { url: api.url, connections: c, duration: 1, requests: signedRequests(1, `warm-${run}`) },
+                    { warmSeconds: 0, quiet: true },
+                  );
+                return measure(
+                  'POST /transactions/transfer',
+                  api,
+                  {
+                    url: api.url,
+                    connections: c,
+                    duration: s,
+                    requests: signedRequests(Math.ceil(s) + 1, run),
+                  },
+                  { warmSeconds: 0, quiet: true },
+                );
+              },
+            },
+          ],
+          ctx.duration,
         );
         // Requests still in flight when autocannon stopped commit afterwards: wait until the count is still.
         let created = await transfersOf(run);
@@ -234,9 +259,10 @@ export const bench = {
           if (now === created) break;
           created = now;
         }
-        // At most `c` requests were in flight when autocannon stopped; they may commit without counting as 2xx.
+        // At most `c` requests were in flight when each slice stopped; they may commit without counting as 2xx.
         r.lost = Math.max(0, r.ok2xx - created);
-        r.extra = created - r.ok2xx > c ? created - r.ok2xx - c : 0;
+        r.extra = created - r.ok2xx > c * r.slices ? created - r.ok2xx - c * r.slices : 0;
+        r.base = base;
         return r;
       };
       const phaseAnomalies = async (results) => {
@@ -254,18 +280,13 @@ export const bench = {
         );
       };
 
-      const baseline = await startBaselineServer(url, { pool: 20 });
+      baseline = await startBaselineServer(url, { pool: 20 });
       const empty = {};
       for (const c of ctx.connections) {
         progress(`custody: ${c} connections`);
-        const base = await measureInsert(baseline, {
-          connections: c,
-          duration: ctx.duration,
-          body: () => ({ sourceWalletId: wallets[0], destinationWalletId: wallets[1], amount: '0.00000001' }),
-        });
         const r = await transfer(c);
+        const base = r.base;
         r.anomalies = await phaseAnomalies([r]);
-        r.base = base;
         empty[c] = r;
         figures.push(
           figure({
@@ -305,16 +326,8 @@ export const bench = {
         );
         for (const c of ctx.connections) {
           progress(`custody: ${c} connections, ${ctx.rows.toLocaleString('en')} transactions preloaded`);
-          const base = await measureInsert(baseline, {
-            connections: c,
-            duration: ctx.duration,
-            body: () => ({
-              sourceWalletId: wallets[0],
-              destinationWalletId: wallets[1],
-              amount: '0.00000001',
-            }),
-          });
           const r = await transfer(c);
+          const base = r.base;
           r.anomalies = await phaseAnomalies([r]);
           const e = empty[c];
           figures.push(

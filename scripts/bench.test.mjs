@@ -251,3 +251,48 @@ test('profile-top: the busiest window, a window picked by function, and writes c
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('interleaved: figure and baseline alternate ABBA in slices, warm once, and combine over all slices', async () => {
+  const { interleaved, slicesOf } = await import('../bench/lib/load.mjs');
+  assert.deepEqual([0.5, 1, 2, 5, 30].map(slicesOf), [1, 1, 2, 4, 4]);
+  const calls = [];
+  // Each slice of side A answers 1,000 requests in 1 s at 0.1 CPU ms; side B's slices get slower.
+  const side = (name, slice) => ({
+    label: name,
+    connections: 10,
+    run: async (seconds, opts) => {
+      calls.push(`${name}${opts.warmSeconds > 0 ? '+warm' : ''}:${seconds}`);
+      assert.equal(opts.quiet, true);
+      const n = slice(calls.filter((c) => c.startsWith(name)).length);
+      return {
+        reqPerSec: n.total,
+        total: n.total,
+        ok2xx: n.total - n.failures,
+        failures: n.failures,
+        failureKinds: n.failures ? { 500: n.failures } : {},
+        p50Ms: n.p50,
+        p99Ms: n.p99,
+        seconds,
+        cpuMsPerReq: n.cpu,
+      };
+    },
+  });
+  const [a, b] = await interleaved(
+    [
+      side('A', () => ({ total: 1000, failures: 0, p50: 1, p99: 5, cpu: 0.1 })),
+      side('B', (i) => ({ total: 500 * i, failures: i === 2 ? 3 : 0, p50: i, p99: 10 * i, cpu: 0.2 })),
+    ],
+    4,
+  );
+  assert.deepEqual(calls, ['A+warm:1', 'B+warm:1', 'B:1', 'A:1', 'A:1', 'B:1', 'B:1', 'A:1']);
+  assert.equal(a.reqPerSec, 1000);
+  assert.equal(a.slices, 4);
+  assert.ok(Math.abs(a.cpuMsPerReq - 0.1) < 1e-12);
+  // B: 500 + 1,000 + 1,500 + 2,000 requests in 4 s.
+  assert.equal(b.total, 5000);
+  assert.equal(b.reqPerSec, 1250);
+  assert.equal(b.failures, 3);
+  assert.deepEqual(b.failureKinds, { 500: 3 });
+  assert.equal(b.p99Ms, 40, 'the highest slice p99, never an average');
+  assert.equal(b.p50Ms, (1 * 500 + 2 * 1000 + 3 * 1500 + 4 * 2000) / 5000);
+});

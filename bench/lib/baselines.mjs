@@ -15,36 +15,41 @@ export function startBaselineServer(databaseUrl, { pool = 20, dir } = {}) {
 }
 
 /** The write baseline: one INSERT … RETURNING of a JSON body per POST. */
-export function measureInsert(server, { connections, duration, body = () => ({}) }) {
-  return measure('baseline INSERT', server, {
-    url: `${server.url}/insert`,
-    connections,
-    duration,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    requests: [
-      {
-        setupRequest: (req) => ({
-          ...req,
-          body: JSON.stringify({ externalUserId: `b-${randomUUID()}`, ...body() }),
-        }),
-      },
-    ],
-  });
+export function measureInsert(server, { connections, duration, body = () => ({}) }, measureOpts) {
+  return measure(
+    'baseline INSERT',
+    server,
+    {
+      url: `${server.url}/insert`,
+      connections,
+      duration,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      requests: [
+        {
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({ externalUserId: `b-${randomUUID()}`, ...body() }),
+          }),
+        },
+      ],
+    },
+    measureOpts,
+  );
 }
 
 /** The read baseline: a primary-key SELECT of one row inserted beforehand. */
-export async function measureGet(server, { connections, duration }) {
+export async function measureGet(server, { connections, duration }, measureOpts) {
   const res = await fetch(`${server.url}/insert`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ externalUserId: `get-${randomUUID()}`, firstName: 'Bench' }),
   });
   const { id } = await res.json();
-  return measure('baseline GET', server, {
-    url: `${server.url}/row/${id}`,
-    connections,
-    duration,
-    method: 'GET',
-  });
+  return measure(
+    'baseline GET',
+    server,
+    { url: `${server.url}/row/${id}`, connections, duration, method: 'GET' },
+    measureOpts,
+  );
 }

@@ -1,14 +1,25 @@
 // The webhook-delivery baseline, as its own process like the dispatcher: raw undici HTTPS POSTs of a
 // webhook-sized JSON body to the same receiver, `connections` at a time over keep-alive, no database, no
 // signing, no queue. Driven over IPC: {type:'post', url, count, connections, caFile} → {type:'posted', seconds}.
+// The agent of a connection count is kept from one call to the next, as the dispatcher keeps its connections:
+// the TLS handshakes are paid by the warm-up call, not by every measured slice.
 import { readFileSync } from 'node:fs';
 import { requireFrom } from './proc.mjs';
 
 const { Agent, request } = requireFrom('apps/webhook-dispatcher')('undici');
 
+const agents = new Map();
+
 process.on('message', async (msg) => {
   if (msg?.type !== 'post') return;
-  const agent = new Agent({ connect: { ca: readFileSync(msg.caFile) }, connections: msg.connections });
+  const key = `${msg.url} ${msg.connections}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    for (const other of agents.values()) await other.close();
+    agents.clear();
+    agent = new Agent({ connect: { ca: readFileSync(msg.caFile) }, connections: msg.connections });
+    agents.set(key, agent);
+  }
   const body = JSON.stringify({
     type: 'balance.updated',
     timestamp: new Date().toISOString(),
@@ -36,7 +47,6 @@ process.on('message', async (msg) => {
   };
   await Promise.all(Array.from({ length: msg.connections }, worker));
   const seconds = (performance.now() - started) / 1000;
-  await agent.close();
   process.send({ type: 'posted', seconds, failed });
 });
 // The IPC channel is this process's only work: keep it referenced (cpu-probe.cjs unrefs it).
