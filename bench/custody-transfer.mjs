@@ -180,12 +180,14 @@ export const bench = {
       };
       // Requests are signed before each run, so the load generator's HMAC work does not compete with the API
       // for the CPU. Every request gets its own millisecond timestamp (the replay cache refuses a repeated
-      // signature), spread from now - 20 s and used oldest first, so each stays inside the 30 s drift.
+      // signature), spread from now - 20 s and used oldest first, so each stays inside the 30 s drift. A slice
+      // signs for its own seconds only: the timestamps run 3 ms per real ms, and a point's slices together must
+      // not run further ahead than one whole run of `--duration` did.
       let nextTimestampMs = 0;
       // Every run's idempotency keys share a prefix, so the transfers it created are counted exactly (the key
       // is written in the transfer's own statement), whatever the warm-up or an earlier run still has in flight.
       const signedRequests = (seconds, run) => {
-        const count = seconds * PRESIGNED_PER_SECOND;
+        const count = Math.ceil(seconds * PRESIGNED_PER_SECOND);
         const start = Math.max(nextTimestampMs, Date.now() - 20_000);
         nextTimestampMs = start + count;
         const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i, run));
@@ -242,7 +244,7 @@ export const bench = {
                     url: api.url,
                     connections: c,
                     duration: s,
-                    requests: signedRequests(Math.ceil(s) + 1, run),
+                    requests: signedRequests(s, run),
                   },
                   { warmSeconds: 0, quiet: true },
                 );
