@@ -5,9 +5,13 @@ import { DataSource } from 'typeorm';
 import { WebhookAttemptEntity } from './entities/webhook-attempt.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
 
-/** Most arrivals (or attempts) in one statement, and statements of each kind in flight at once. */
+/**
+ * Most arrivals (or attempts) in one statement, and statements of each kind in flight at once. One: deliveries
+ * finish one at a time, so a second statement in flight mostly carried the one or two items that came in while
+ * the first ran; with one, they wait for it and go together (a fifth fewer statements, decision 0412).
+ */
 const BATCH_MAX = 200;
-const BATCHES_IN_FLIGHT = 2;
+const BATCHES_IN_FLIGHT = 1;
 
 export interface NewDelivery {
   eventId: string;
