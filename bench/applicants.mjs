@@ -102,30 +102,22 @@ export const bench = {
           measureOpts,
         );
       // Each figure and its baseline in alternating slices (load.mjs interleaved).
+      const paired = (c, baseLabel, measureBase, label, measureFigure) =>
+        interleaved(
+          [
+            {
+              label: baseLabel,
+              connections: c,
+              run: (s, o) => measureBase(baseline, { connections: c, duration: s }, o),
+            },
+            { label, connections: c, run: (s, o) => measureFigure(c, s, o) },
+          ],
+          ctx.duration,
+        );
       const createAndInsert = (c) =>
-        interleaved(
-          [
-            {
-              label: 'baseline INSERT',
-              connections: c,
-              run: (s, o) => measureInsert(baseline, { connections: c, duration: s }, o),
-            },
-            { label: 'POST /v1/applicants', connections: c, run: (s, o) => create(c, s, o) },
-          ],
-          ctx.duration,
-        );
+        paired(c, 'baseline INSERT', measureInsert, 'POST /v1/applicants', create);
       const statusAndGet = (c) =>
-        interleaved(
-          [
-            {
-              label: 'baseline GET',
-              connections: c,
-              run: (s, o) => measureGet(baseline, { connections: c, duration: s }, o),
-            },
-            { label: 'GET /v1/applicants/{id}/status', connections: c, run: (s, o) => status(c, s, o) },
-          ],
-          ctx.duration,
-        );
+        paired(c, 'baseline GET', measureGet, 'GET /v1/applicants/{id}/status', status);
 
       const empty = {};
       for (const c of ctx.connections) {

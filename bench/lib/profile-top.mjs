@@ -25,7 +25,7 @@ for (const node of profile.nodes) for (const child of node.children ?? []) paren
 const pattern = values.with ? new RegExp(values.with) : null;
 const under = new Map();
 /** Whether a sample is left out of the window's score: idle, or (with --with) not under a matching frame. */
-const isIdle = (id) => {
+const leftOut = (id) => {
   if (!pattern) return nodes.get(id).callFrame.functionName === '(idle)';
   if (!under.has(id)) {
     const { functionName, url } = nodes.get(id).callFrame;
@@ -34,7 +34,7 @@ const isIdle = (id) => {
       id,
       (pattern.test(`${functionName} ${url}:${nodes.get(id).callFrame.lineNumber + 1}`) &&
         functionName !== '') ||
-        (up !== undefined && !isIdle(up)),
+        (up !== undefined && !leftOut(up)),
     );
   }
   return !under.get(id);
@@ -76,9 +76,9 @@ function busiestWindow(span) {
   let busy = 0;
   let start = 0;
   for (let end = 0; end < at.length; end++) {
-    if (!isIdle(profile.samples[end])) busy += profile.timeDeltas[end];
+    if (!leftOut(profile.samples[end])) busy += profile.timeDeltas[end];
     while (at[end] - at[start] >= span) {
-      if (!isIdle(profile.samples[start])) busy -= profile.timeDeltas[start];
+      if (!leftOut(profile.samples[start])) busy -= profile.timeDeltas[start];
       start++;
     }
     if (busy > bestBusy) {
