@@ -209,7 +209,7 @@ export const bench = {
           )
         )[0].n;
       let runs = 0;
-      let baseline;
+      const baseline = await startBaselineServer(url, { pool: 20 });
       const insertBody = () => ({
         sourceWalletId: wallets[0],
         destinationWalletId: wallets[1],
@@ -282,7 +282,6 @@ export const bench = {
         );
       };
 
-      baseline = await startBaselineServer(url, { pool: 20 });
       const empty = {};
       for (const c of ctx.connections) {
         progress(`custody: ${c} connections`);

@@ -16,7 +16,7 @@ import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { standalone } from './lib/bench.mjs';
-import { slicesOf } from './lib/load.mjs';
+import { alternate, slicesOf } from './lib/load.mjs';
 import { DEPLOYED_LOGGING, freePort, requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress } from './lib/report.mjs';
 
@@ -169,8 +169,8 @@ export const bench = {
           );
           if (!put.ok) throw new Error(JSON.stringify(put.error));
         }
-        // Raw ceiling and dispatcher in alternating slices, raw first (ABBA, as load.mjs interleaved does for
-        // the HTTP figures): each side warms up and probes its rate first, then ~duration seconds of work in
+        // Raw ceiling and dispatcher in alternating slices, raw first (load.mjs alternate, as interleaved does
+        // for the HTTP figures): each side warms up and probes its rate first, then ~duration seconds of work in
         // all, cut into slices.
         const drain = async (count) => {
           receiver.arrivals.clear();
@@ -203,19 +203,16 @@ export const bench = {
         const slices = slicesOf(ctx.duration);
         const rawCount = Math.max(250, Math.round(((1000 / rawProbe.seconds) * ctx.duration) / slices));
         const n = Math.max(250, Math.round(((1000 / probe.seconds) * ctx.duration) / slices));
-        const parts = { raw: [], dispatcher: [] };
-        for (let i = 0; i < slices; i++) {
-          for (const side of i % 2 === 0 ? ['raw', 'dispatcher'] : ['dispatcher', 'raw'])
-            parts[side].push(side === 'raw' ? await rawSlice(rawCount) : await drain(n));
-        }
+        const [raws, drains] = await alternate(slices, (side) =>
+          side === 0 ? rawSlice(rawCount) : drain(n),
+        );
         const total = (list, f) => list.reduce((sum, p) => sum + f(p), 0);
-        const rawRate = total(parts.raw, (p) => p.done) / total(parts.raw, (p) => p.seconds);
-        const rawCpuPerPost = total(parts.raw, (p) => p.cpu) / total(parts.raw, (p) => p.count);
-        const rawFailed = total(parts.raw, (p) => p.failed);
-        const rate = total(parts.dispatcher, (p) => p.done) / total(parts.dispatcher, (p) => p.seconds);
-        const cpuPerDelivery =
-          total(parts.dispatcher, (p) => p.cpu) / total(parts.dispatcher, (p) => p.count);
-        const undelivered = total(parts.dispatcher, (p) => p.count - p.done);
+        const rawRate = total(raws, (p) => p.done) / total(raws, (p) => p.seconds);
+        const rawCpuPerPost = total(raws, (p) => p.cpu) / total(raws, (p) => p.count);
+        const rawFailed = total(raws, (p) => p.failed);
+        const rate = total(drains, (p) => p.done) / total(drains, (p) => p.seconds);
+        const cpuPerDelivery = total(drains, (p) => p.cpu) / total(drains, (p) => p.count);
+        const undelivered = total(drains, (p) => p.count - p.done);
         progress(
           `  raw undici POSTs c=${c}: ${Math.round(rawRate)}/s, ${rawCpuPerPost.toFixed(3)} CPU ms each (${slices} slices)`,
         );

@@ -79,19 +79,25 @@ export const slicesOf = (duration) => Math.max(1, Math.min(4, Math.floor(duratio
  */
 export async function interleaved(sides, duration) {
   const slices = slicesOf(duration);
-  const parts = sides.map(() => []);
-  for (let i = 0; i < slices; i++) {
-    const order = i % 2 === 0 ? [0, 1] : [1, 0];
-    for (const side of order)
-      parts[side].push(
-        await sides[side].run(duration / slices, { warmSeconds: i === 0 ? 1 : 0, quiet: true }),
-      );
-  }
+  const parts = await alternate(slices, (side, i) =>
+    sides[side].run(duration / slices, { warmSeconds: i === 0 ? 1 : 0, quiet: true }),
+  );
   return parts.map((results, side) => {
     const combined = combine(results);
     report(sides[side].label, sides[side].connections, combined, slices > 1 ? ` (${slices} slices)` : '');
     return combined;
   });
+}
+
+/**
+ * Runs `slices` slices of two sides in ABBA order (side 0 first: 0 1 1 0 0 1 …); `slice(side, i)` runs slice i
+ * of a side. Returns each side's slice results, in order.
+ */
+export async function alternate(slices, slice) {
+  const parts = [[], []];
+  for (let i = 0; i < slices; i++)
+    for (const side of i % 2 === 0 ? [0, 1] : [1, 0]) parts[side].push(await slice(side, i));
+  return parts;
 }
 
 /** One result from the slices of one side (see interleaved). */

@@ -8,17 +8,15 @@ import { requireFrom } from './proc.mjs';
 
 const { Agent, request } = requireFrom('apps/webhook-dispatcher')('undici');
 
-const agents = new Map();
+let agent = null;
+let agentFor = '';
 
 process.on('message', async (msg) => {
   if (msg?.type !== 'post') return;
-  const key = `${msg.url} ${msg.connections}`;
-  let agent = agents.get(key);
-  if (!agent) {
-    for (const other of agents.values()) await other.close();
-    agents.clear();
+  if (agentFor !== `${msg.url} ${msg.connections}`) {
+    await agent?.close();
     agent = new Agent({ connect: { ca: readFileSync(msg.caFile) }, connections: msg.connections });
-    agents.set(key, agent);
+    agentFor = `${msg.url} ${msg.connections}`;
   }
   const body = JSON.stringify({
     type: 'balance.updated',
