@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { PlatformModule, type PlatformOptions, QUICK_STALL_RECOVERY } from '@tessera/platform';
 import { type Env, jobConcurrency } from './config/env';
-import { entities, SCHEMA } from './database/database';
+import { entities, SCHEMA, SESSION_SETTINGS } from './database/database';
 import { migrations } from './database/migrations';
 import { QUEUES } from '@tessera/contracts';
 import { WebhooksModule, type WebhooksModuleOptions } from './modules/webhooks.module';
@@ -21,7 +21,7 @@ export class AppModule {
           env,
           config: env,
           errorShape: 'custody',
-          database: { schema: SCHEMA, entities, migrations },
+          database: { schema: SCHEMA, entities, migrations, settings: SESSION_SETTINGS },
           consumes: [QUEUES.WEBHOOK_EVENTS],
           workerConcurrency: jobConcurrency(env),
           // A batch job is idempotent (inbox and unique key): after a crash it runs again, however many crashes

@@ -14,9 +14,26 @@ export interface ServiceDatabaseOptions {
   migrations: MixedList<ClassRef | string>;
   poolSize?: number;
   applicationName?: string;
+  /**
+   * Server settings of every pooled session, sent in the startup packet (`-c name=value`): say, a planner
+   * setting that keeps the service's prepared statements on their indexes (decision 0413).
+   */
+  settings?: Readonly<Record<string, string>>;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]*$/;
+const SETTING = /^[a-z_][a-z0-9_.]*$/;
+const SETTING_VALUE = /^[A-Za-z0-9_.,-]+$/;
+
+/** The startup `options` of a session: the schema's search_path, then the service's own settings. */
+export function sessionOptions(schema: string, settings: Readonly<Record<string, string>> = {}): string {
+  const pairs: [string, string][] = [['search_path', `${schema},public`], ...Object.entries(settings)];
+  for (const [name, value] of pairs) {
+    if (!SETTING.test(name) || !SETTING_VALUE.test(value))
+      throw new Error(`Invalid session setting: ${name}=${value}`);
+  }
+  return pairs.map(([name, value]) => `-c ${name}=${value}`).join(' ');
+}
 
 function assertSchemaName(schema: string): void {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`Invalid schema name: ${schema}`);
@@ -53,7 +70,7 @@ export function serviceDataSourceOptions(opts: ServiceDatabaseOptions): DataSour
     extra: {
       max: opts.poolSize ?? 20,
       application_name: opts.applicationName ?? opts.schema,
-      options: `-c search_path=${opts.schema},public`,
+      options: sessionOptions(opts.schema, opts.settings),
       // pg-pool calls it on every new connection before handing it out.
       onConnect: keepClientErrorsHandled,
     },

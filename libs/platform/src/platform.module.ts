@@ -62,6 +62,7 @@ export class PlatformModule {
             schema: options.database.schema,
             entities: options.database.entities,
             migrations: options.database.migrations,
+            settings: options.database.settings,
             poolSize: env.DB_POOL_SIZE,
             applicationName: options.service,
           }),

@@ -27,6 +27,8 @@ export interface PlatformOptions {
     schema: string;
     entities: MixedList<ClassRef | string | EntitySchema>;
     migrations: MixedList<ClassRef | string>;
+    /** Settings of every pooled session (ServiceDatabaseOptions.settings). */
+    settings?: Readonly<Record<string, string>>;
   };
   /** Queues this process works. Each of their jobs must have exactly one @ProcessJob. */
   consumes?: QueueName[];

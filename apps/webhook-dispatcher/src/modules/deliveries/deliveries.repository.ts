@@ -108,7 +108,7 @@ SELECT (SELECT coalesce(json_agg(event_id), '[]') FROM inbox) AS recorded,
  * so below some 50,000 deliveries it joined by scanning the whole table for every batch (EXPLAIN: a seq scan
  * of 15,000 rows, 367 buffers, for 7 attempts); the array condition is an index lookup on the primary key.
  */
-const RECORD_BATCH = `
+export const RECORD_BATCH = `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
     i int, id uuid, attempt_count int, status text, next_attempt_at timestamptz, attempted_at timestamptz,
