@@ -296,3 +296,52 @@ test('interleaved: figure and baseline alternate ABBA in slices, warm once, and 
   assert.equal(b.p99Ms, 40, 'the highest slice p99, never an average');
   assert.equal(b.p50Ms, (1 * 500 + 2 * 1000 + 3 * 1500 + 4 * 2000) / 5000);
 });
+
+test('combine pools the answers of every slice for p50 and p99', async () => {
+  const { combine, percentile } = await import('../bench/lib/load.mjs');
+  assert.equal(percentile(Float64Array.of(), 99), null);
+  assert.equal(percentile(Float64Array.of(1, 2, 3, 4), 50), 2);
+  const slice = (values) => ({
+    reqPerSec: values.length,
+    total: values.length,
+    ok2xx: values.length,
+    failures: 0,
+    failureKinds: {},
+    latenciesMs: Float64Array.from(values).sort(),
+    p50Ms: null,
+    p99Ms: null,
+    connectionStarts: 10,
+    firstAnswerMaxMs: values.length,
+    seconds: 1,
+    cpuMsPerReq: 0.1,
+  });
+  // Alone, the second slice's p99 is 50 ms; over both slices' 200 answers the two slow ones are 1 %.
+  const both = combine([slice(Array(100).fill(1)), slice([...Array(98).fill(2), 50, 50])]);
+  assert.equal(both.p99Ms, 2);
+  assert.equal(both.p50Ms, 1);
+  assert.equal(both.connectionStarts, 20);
+  assert.equal(both.firstAnswerMaxMs, 100);
+});
+
+test('load counts each connection’s first answer apart from the latencies', { timeout: 30_000 }, async () => {
+  const { createServer } = await import('node:http');
+  const { load } = await import('../bench/lib/load.mjs');
+  // The first request on each connection waits 150 ms (a slow connect); every later one is answered at once.
+  const answered = new WeakSet();
+  const server = createServer((req, res) => {
+    const first = !answered.has(req.socket);
+    answered.add(req.socket);
+    setTimeout(() => res.end('ok'), first ? 150 : 0);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const r = await load({ url: `http://127.0.0.1:${server.address().port}/`, connections: 20, duration: 1 });
+    assert.equal(r.connectionStarts, 20);
+    assert.ok(r.firstAnswerMaxMs >= 150, `slowest first answer ${r.firstAnswerMaxMs} ms`);
+    assert.ok(r.total > 200, `${r.total} answers`);
+    assert.equal(r.latenciesMs.length, r.total - 20);
+    assert.ok(r.p99Ms < 100, `p99 ${r.p99Ms} ms over the answers on open connections`);
+  } finally {
+    server.close();
+  }
+});
