@@ -107,6 +107,8 @@ SELECT (SELECT coalesce(json_agg(event_id), '[]') FROM inbox) AS recorded,
  * `w.id = ANY (ARRAY(SELECT id FROM input))` is for the planner: it guesses 100 rows for jsonb_to_recordset,
  * so below some 50,000 deliveries it joined by scanning the whole table for every batch (EXPLAIN: a seq scan
  * of 15,000 rows, 367 buffers, for 7 attempts); the array condition is an index lookup on the primary key.
+ * A generic plan made while the table was still a few pages would scan it all the same, and keep scanning as
+ * it grows: the dispatcher's sessions turn sequential scans off for that (decision 0413).
  */
 export const RECORD_BATCH = `
 WITH input AS (
