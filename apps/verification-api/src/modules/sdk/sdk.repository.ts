@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { VERIFICATION_EVENTS } from '@tessera/contracts';
-import { appendToOutbox, notifyChannel } from '@tessera/platform';
+import { appendToOutbox, notifyChannel, type PreparedQuery, preparedQuery } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { StepProgress } from '../applicants/step-results';
 import { CHECKS_CHANNEL } from '../checks/checks-channel';
@@ -69,10 +69,16 @@ async function updateReturning<T>(manager: EntityManager, sql: string, params: u
 
 @Injectable()
 export class SdkRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly prepared: PreparedQuery;
 
+  constructor(private readonly dataSource: DataSource) {
+    this.prepared = preparedQuery(dataSource);
+  }
+
+  /** Every hosted SDK call but the page loads this: prepared, so each connection plans it once. */
   async context(claims: { enrollmentId: string; applicantId: string; productId: string }) {
-    const [row] = await this.dataSource.query<(Omit<SdkContext, 'expiresAt'> & { expiresAt: Date })[]>(
+    const [row] = await this.prepared<Omit<SdkContext, 'expiresAt'> & { expiresAt: Date }>(
+      'sdk_context',
       CONTEXT,
       [claims.enrollmentId, claims.applicantId, claims.productId],
     );

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { PresentationParams } from '@tessera/contracts';
+import { type PreparedQuery, preparedQuery } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 
 export interface NewEnrollment {
@@ -25,7 +26,11 @@ export interface EnrollmentRow {
 
 @Injectable()
 export class SessionsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly prepared: PreparedQuery;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.prepared = preparedQuery(dataSource);
+  }
 
   /**
    * Opens an enrollment (moving the applicant to the level when it was on another one) and records
@@ -111,7 +116,9 @@ export class SessionsRepository {
    * expiry, its applicant still on the enrollment's level (a link to another level replaces it) and active.
    */
   async sessionUsable(enrollmentId: string, applicantId: string, productId: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+    // Every hosted SDK call runs it (SdkAuthGuard): prepared, so each connection plans it once.
+    const rows = await this.prepared(
+      'sdk_session_usable',
       `SELECT 1 FROM enrollments e JOIN applicants a ON a.id = e.applicant_id
         WHERE e.id = $1 AND e.applicant_id = $2 AND e.product_id = $3 AND e.status <> 'expired'
           AND e.expires_at > now() AND a.level_id = e.level_id AND a.status <> 'deactivated'`,
