@@ -2,6 +2,8 @@ import { SecretBox, signSdkToken } from '@tessera/auth';
 import { LogCapture, TEST_ADMIN_TOKEN, TEST_MASTER_KEY } from '@tessera/testing';
 import { Client } from 'pg';
 import { CHECKS_CHANNEL } from '../src/modules/checks/checks-channel';
+import { SessionContexts } from '../src/modules/sessions/session-contexts';
+import { SessionsService } from '../src/modules/sessions/sessions.service';
 import { type Credential, type Harness, startHarness } from './harness';
 
 let h: Harness;
@@ -177,6 +179,23 @@ describe('GET /api/v1/sdk/session', () => {
     });
     expect(res.body.questionnaire.questionnaire.id).toBe('source-of-funds');
     expect(res.body.questionnaire.missing).toEqual(['source', 'pep']);
+  });
+});
+
+describe('one context read per SDK call (decision 0415)', () => {
+  it("the handler's first take is the guard's read; a later take, after a write, reads afresh", async () => {
+    const { token, enrollmentId } = await session('ctx-once', 'FORMS_ONLY', { firstName: 'Ada' });
+    const claims = h.app.get(SessionsService).verifyToken(token)!;
+    const contexts = h.app.get(SessionContexts);
+    const guardRead = contexts.load(claims);
+    expect(contexts.take(claims)).toBe(guardRead);
+    expect((await guardRead)!.enrollmentId).toBe(enrollmentId);
+    // The same request's write, then its second take: the stored info, not the guard's snapshot.
+    await completePersonalInfo(token).expect(200);
+    const after = contexts.take(claims);
+    expect(after).not.toBe(guardRead);
+    expect((await after)!.applicant.info).toMatchObject({ lastName: 'Lovelace' });
+    expect((await guardRead)!.applicant.info).not.toHaveProperty('lastName');
   });
 });
 

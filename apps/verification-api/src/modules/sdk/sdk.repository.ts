@@ -1,62 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { VERIFICATION_EVENTS } from '@tessera/contracts';
-import { appendToOutbox, notifyChannel, type PreparedQuery, preparedQuery } from '@tessera/platform';
+import { appendToOutbox, notifyChannel } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { StepProgress } from '../applicants/step-results';
 import { CHECKS_CHANNEL } from '../checks/checks-channel';
-import type { LevelEntity } from '../levels/entities/level.entity';
-
-/** Everything one SDK call needs about its session, read in one round trip. */
-export interface SdkContext {
-  enrollmentId: string;
-  enrollmentStatus: string;
-  expiresAt: Date;
-  presentation: Record<string, string | undefined>;
-  /** The enrollment's level; the applicant's current level may have moved on (the token is then refused). */
-  enrollmentLevelId: string;
-  applicant: {
-    id: string;
-    productId: string;
-    externalUserId: string;
-    type: 'individual' | 'company';
-    levelId: string | null;
-    status: string;
-    sandbox: boolean;
-    info: Record<string, unknown>;
-    reviewAnswer: string | null;
-    reviewRejectType: string | null;
-  };
-  level: LevelEntity;
-  /** Level keys the partner claimed. */
-  locked: string[];
-  steps: StepProgress[];
-}
-
-const CONTEXT = `
-  SELECT e.id AS "enrollmentId", e.status AS "enrollmentStatus", e.expires_at AS "expiresAt", e.presentation,
-         e.level_id AS "enrollmentLevelId",
-         jsonb_build_object('id', a.id, 'productId', a.product_id, 'externalUserId', a.external_user_id,
-           'type', a.type, 'levelId', a.level_id, 'status', a.status, 'sandbox', a.sandbox, 'info', a.info,
-           'reviewAnswer', a.review_answer, 'reviewRejectType', a.review_reject_type) AS applicant,
-         jsonb_build_object('id', l.id, 'productId', l.product_id, 'name', l.name,
-           'applicantType', l.applicant_type, 'isActive', l.is_active, 'isDefault', l.is_default,
-           'steps', l.steps, 'attachedQuestionnaireId', l.attached_questionnaire_id,
-           'personalInfoFields', l.personal_info_fields,
-           'personalInfoRequiredFields', l.personal_info_required_fields,
-           'companyDataFields', l.company_data_fields, 'companyRequiredFields', l.company_required_fields,
-           'companyRequiredDocuments', l.company_required_documents,
-           'companyDocumentsMinRequired', l.company_documents_min_required,
-           'companyLegalForms', l.company_legal_forms) AS level,
-         (SELECT coalesce(jsonb_agg(c.field ORDER BY c.field), '[]'::jsonb)
-            FROM field_claims c WHERE c.applicant_id = a.id) AS locked,
-         (SELECT coalesce(jsonb_agg(jsonb_build_object('kind', s.kind, 'reviewStatus', s.review_status,
-                   'reviewAnswer', s.review_answer, 'reviewRejectType', s.review_reject_type,
-                   'updatedAt', s.updated_at)), '[]'::jsonb)
-            FROM applicant_steps s WHERE s.applicant_id = a.id) AS steps
-    FROM enrollments e
-    JOIN applicants a ON a.id = e.applicant_id
-    JOIN levels l ON l.id = e.level_id
-   WHERE e.id = $1 AND e.applicant_id = $2 AND e.product_id = $3`;
+import type { SdkContext } from '../sessions/session-contexts';
 
 /** Step states that count as "the user's data is in" (anything past `pending`, except `expired`). */
 export const STEP_IN_STATES = ['submitted', 'in_review', 'completed', 'awaitingOperatorReview'];
@@ -69,25 +16,7 @@ async function updateReturning<T>(manager: EntityManager, sql: string, params: u
 
 @Injectable()
 export class SdkRepository {
-  private readonly prepared: PreparedQuery;
-
-  constructor(private readonly dataSource: DataSource) {
-    this.prepared = preparedQuery(dataSource);
-  }
-
-  /** Every hosted SDK call but the page loads this: prepared, so each connection plans it once. */
-  async context(claims: { enrollmentId: string; applicantId: string; productId: string }) {
-    const [row] = await this.prepared<Omit<SdkContext, 'expiresAt'> & { expiresAt: Date }>(
-      'sdk_context',
-      CONTEXT,
-      [claims.enrollmentId, claims.applicantId, claims.productId],
-    );
-    if (!row) return undefined;
-    return {
-      ...row,
-      steps: row.steps.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt) })),
-    } as SdkContext;
-  }
+  constructor(private readonly dataSource: DataSource) {}
 
   /**
    * Saves SDK-entered identity values (level keys; `null` removes one) and records `applicant.updated`

@@ -10,7 +10,8 @@ import type { SdkTokenClaims } from '@tessera/auth';
 import { toStepResults } from '../applicants/step-results';
 import { QuestionnairesService } from '../questionnaires/questionnaires.service';
 import { SDK_MEDIA_SOURCE, type SdkMediaSource } from './sdk-media';
-import { type SdkContext, SdkRepository, STEP_IN_STATES } from './sdk.repository';
+import { type SdkContext, SessionContexts } from '../sessions/session-contexts';
+import { SdkRepository, STEP_IN_STATES } from './sdk.repository';
 import { isMediaStep, missingField, missingUpload, takesUserInput } from './step-requirements';
 
 const DATE_KEYS = new Set(['dateOfBirth', 'incorporatedOn']);
@@ -67,6 +68,7 @@ function checkValue(key: string, value: string | null): { value: string | null }
 export class SdkService {
   constructor(
     private readonly repository: SdkRepository,
+    private readonly contexts: SessionContexts,
     private readonly questionnaires: QuestionnairesService,
     @Inject(SDK_MEDIA_SOURCE) private readonly media: SdkMediaSource,
   ) {}
@@ -76,11 +78,7 @@ export class SdkService {
    * another level since the link was minted), exactly as for a forged token.
    */
   private async load(claims: SdkTokenClaims): Promise<SdkContext> {
-    const ctx = await this.repository.context({
-      enrollmentId: claims.sub,
-      applicantId: claims.aid,
-      productId: claims.pid,
-    });
+    const ctx = await this.contexts.take(claims);
     if (!ctx) throw unauthorized('A valid SDK session token is required');
     if (ctx.enrollmentStatus === 'expired' || ctx.expiresAt.getTime() <= Date.now()) {
       throw unauthorized('The session has expired');

@@ -4,6 +4,7 @@ import { unauthorized } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { RateLimitService } from '../auth/rate-limit.service';
+import { SessionContexts, usable } from './session-contexts';
 import { SessionsService } from './sessions.service';
 
 type SdkRequest = FastifyRequest & { sdkSession?: SdkTokenClaims };
@@ -20,6 +21,7 @@ const BEARER = /^Bearer ([A-Za-z0-9._-]{1,2048})$/;
 export class SdkAuthGuard implements CanActivate {
   constructor(
     private readonly sessions: SessionsService,
+    private readonly contexts: SessionContexts,
     private readonly rateLimits: RateLimitService,
   ) {}
 
@@ -32,8 +34,9 @@ export class SdkAuthGuard implements CanActivate {
       claims && token ? createHash('sha256').update(token).digest('base64url').slice(0, 22) : undefined;
     await this.rateLimits.sdkCall(tokenId, request.ip);
     if (!claims) throw unauthorized('A valid SDK session token is required');
-    // A signed token outlives neither its enrollment's expiry nor its replacement: uploads included.
-    if (!(await this.sessions.sessionUsable(claims))) throw unauthorized('The session is no longer valid');
+    // A signed token outlives neither its enrollment's expiry nor its replacement: uploads included. The
+    // context read here is the one the handler takes first (SessionContexts): one round trip per call.
+    if (!usable(await this.contexts.load(claims))) throw unauthorized('The session is no longer valid');
     request.sdkSession = claims;
     return true;
   }

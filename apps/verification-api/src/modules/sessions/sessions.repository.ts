@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { PresentationParams } from '@tessera/contracts';
-import { type PreparedQuery, preparedQuery } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 
 export interface NewEnrollment {
@@ -26,11 +25,7 @@ export interface EnrollmentRow {
 
 @Injectable()
 export class SessionsRepository {
-  private readonly prepared: PreparedQuery;
-
-  constructor(private readonly dataSource: DataSource) {
-    this.prepared = preparedQuery(dataSource);
-  }
+  constructor(private readonly dataSource: DataSource) {}
 
   /**
    * Opens an enrollment (moving the applicant to the level when it was on another one) and records
@@ -109,22 +104,6 @@ export class SessionsRepository {
       [shortCode],
     );
     return row;
-  }
-
-  /**
-   * Whether the enrollment behind a token still admits SDK calls: open or submitted (not expired), not past its
-   * expiry, its applicant still on the enrollment's level (a link to another level replaces it) and active.
-   */
-  async sessionUsable(enrollmentId: string, applicantId: string, productId: string): Promise<boolean> {
-    // Every hosted SDK call runs it (SdkAuthGuard): prepared, so each connection plans it once.
-    const rows = await this.prepared(
-      'sdk_session_usable',
-      `SELECT 1 FROM enrollments e JOIN applicants a ON a.id = e.applicant_id
-        WHERE e.id = $1 AND e.applicant_id = $2 AND e.product_id = $3 AND e.status <> 'expired'
-          AND e.expires_at > now() AND a.level_id = e.level_id AND a.status <> 'deactivated'`,
-      [enrollmentId, applicantId, productId],
-    );
-    return rows.length > 0;
   }
 
   /** Whether the enrollment still takes the end user's input: open, not yet submitted, reviewed or expired. */

@@ -163,11 +163,6 @@ export class SessionsService {
     return check.ok ? check.claims : undefined;
   }
 
-  /** False once the token's enrollment expired, was replaced (applicant on another level) or deactivated. */
-  sessionUsable(claims: SdkTokenClaims): Promise<boolean> {
-    return this.repository.sessionUsable(claims.sub, claims.aid, claims.pid);
-  }
-
   /** Whether the token's enrollment still takes uploads and answers (not yet submitted). */
   acceptsInput(claims: SdkTokenClaims): Promise<boolean> {
     return this.repository.acceptsInput(claims.sub);

@@ -1,0 +1,112 @@
+import { Injectable } from '@nestjs/common';
+import type { SdkTokenClaims } from '@tessera/auth';
+import { type PreparedQuery, preparedQuery } from '@tessera/platform';
+import { DataSource } from 'typeorm';
+import type { StepProgress } from '../applicants/step-results';
+import type { LevelEntity } from '../levels/entities/level.entity';
+
+/** Everything one SDK call needs about its session, read in one round trip. */
+export interface SdkContext {
+  enrollmentId: string;
+  enrollmentStatus: string;
+  expiresAt: Date;
+  presentation: Record<string, string | undefined>;
+  /** The enrollment's level; the applicant's current level may have moved on (the token is then refused). */
+  enrollmentLevelId: string;
+  applicant: {
+    id: string;
+    productId: string;
+    externalUserId: string;
+    type: 'individual' | 'company';
+    levelId: string | null;
+    status: string;
+    sandbox: boolean;
+    info: Record<string, unknown>;
+    reviewAnswer: string | null;
+    reviewRejectType: string | null;
+  };
+  level: LevelEntity;
+  /** Level keys the partner claimed. */
+  locked: string[];
+  steps: StepProgress[];
+}
+
+const CONTEXT = `
+  SELECT e.id AS "enrollmentId", e.status AS "enrollmentStatus", e.expires_at AS "expiresAt", e.presentation,
+         e.level_id AS "enrollmentLevelId",
+         jsonb_build_object('id', a.id, 'productId', a.product_id, 'externalUserId', a.external_user_id,
+           'type', a.type, 'levelId', a.level_id, 'status', a.status, 'sandbox', a.sandbox, 'info', a.info,
+           'reviewAnswer', a.review_answer, 'reviewRejectType', a.review_reject_type) AS applicant,
+         jsonb_build_object('id', l.id, 'productId', l.product_id, 'name', l.name,
+           'applicantType', l.applicant_type, 'isActive', l.is_active, 'isDefault', l.is_default,
+           'steps', l.steps, 'attachedQuestionnaireId', l.attached_questionnaire_id,
+           'personalInfoFields', l.personal_info_fields,
+           'personalInfoRequiredFields', l.personal_info_required_fields,
+           'companyDataFields', l.company_data_fields, 'companyRequiredFields', l.company_required_fields,
+           'companyRequiredDocuments', l.company_required_documents,
+           'companyDocumentsMinRequired', l.company_documents_min_required,
+           'companyLegalForms', l.company_legal_forms) AS level,
+         (SELECT coalesce(jsonb_agg(c.field ORDER BY c.field), '[]'::jsonb)
+            FROM field_claims c WHERE c.applicant_id = a.id) AS locked,
+         (SELECT coalesce(jsonb_agg(jsonb_build_object('kind', s.kind, 'reviewStatus', s.review_status,
+                   'reviewAnswer', s.review_answer, 'reviewRejectType', s.review_reject_type,
+                   'updatedAt', s.updated_at)), '[]'::jsonb)
+            FROM applicant_steps s WHERE s.applicant_id = a.id) AS steps
+    FROM enrollments e
+    JOIN applicants a ON a.id = e.applicant_id
+    JOIN levels l ON l.id = e.level_id
+   WHERE e.id = $1 AND e.applicant_id = $2 AND e.product_id = $3`;
+
+/** Whether a session may still be used: not expired, not replaced by a newer level, applicant not deactivated. */
+export function usable(ctx: SdkContext | undefined, now = Date.now()): ctx is SdkContext {
+  return (
+    ctx !== undefined &&
+    ctx.enrollmentStatus !== 'expired' &&
+    ctx.expiresAt.getTime() > now &&
+    ctx.applicant.levelId === ctx.enrollmentLevelId &&
+    ctx.applicant.status !== 'deactivated'
+  );
+}
+
+/**
+ * The context of a hosted SDK call, read once per request (decision 0415): SdkAuthGuard loads it to decide
+ * whether the token's session is usable, and the handler's first `take` gets that same read instead of making
+ * a second round trip. Later `take`s of the same request (after a write) read afresh. Keyed by the verified
+ * claims object, which lives as long as its request.
+ */
+@Injectable()
+export class SessionContexts {
+  private readonly prepared: PreparedQuery;
+  private readonly loaded = new WeakMap<SdkTokenClaims, Promise<SdkContext | undefined>>();
+
+  constructor(dataSource: DataSource) {
+    this.prepared = preparedQuery(dataSource);
+  }
+
+  /** Reads the context and keeps it for the request's first `take`. */
+  load(claims: SdkTokenClaims): Promise<SdkContext | undefined> {
+    const read = this.read(claims);
+    this.loaded.set(claims, read);
+    return read;
+  }
+
+  /** The context the guard read for this request, once; otherwise a fresh read. */
+  take(claims: SdkTokenClaims): Promise<SdkContext | undefined> {
+    const kept = this.loaded.get(claims);
+    this.loaded.delete(claims);
+    return kept ?? this.read(claims);
+  }
+
+  private async read(claims: SdkTokenClaims): Promise<SdkContext | undefined> {
+    const [row] = await this.prepared<Omit<SdkContext, 'expiresAt'> & { expiresAt: Date }>(
+      'sdk_context',
+      CONTEXT,
+      [claims.sub, claims.aid, claims.pid],
+    );
+    if (!row) return undefined;
+    return {
+      ...row,
+      steps: row.steps.map((s) => ({ ...s, updatedAt: new Date(s.updatedAt) })),
+    } as SdkContext;
+  }
+}
