@@ -18,7 +18,7 @@ import type { Readable } from 'node:stream';
 import type { Env } from '../../config/env';
 import { ApplicantsService } from '../applicants/applicants.service';
 import type { PartnerContext } from '../products/products.service';
-import { SessionsService } from '../sessions/sessions.service';
+import { SessionContexts } from '../sessions/session-contexts';
 import { type MediaBytes, ResourcesRepository } from './resources.repository';
 
 /** The contract's resource metadata plus the size and sha256 that media-store measured. */
@@ -48,7 +48,7 @@ export class ResourcesService {
   constructor(
     private readonly repository: ResourcesRepository,
     private readonly applicants: ApplicantsService,
-    private readonly sessions: SessionsService,
+    private readonly contexts: SessionContexts,
     @Inject(APP_CONFIG) private readonly env: Env,
   ) {
     if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
@@ -129,7 +129,8 @@ export class ResourcesService {
     const slot = MEDIA_SLOTS.find((s) => s === slotParam);
     if (!slot) throw badRequest(`Unknown slot ${slotParam}; expected one of ${MEDIA_SLOTS.join(', ')}`);
     if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a file part');
-    if (!(await this.sessions.acceptsInput(session))) {
+    // The guard's read of this request (it already refused an expired session): uploads close on submit.
+    if ((await this.contexts.take(session))?.enrollmentStatus !== 'open') {
       throw conflict('This verification was already submitted: uploads are closed');
     }
     const fields: Record<string, string> = {};

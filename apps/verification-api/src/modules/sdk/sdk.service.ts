@@ -10,7 +10,7 @@ import type { SdkTokenClaims } from '@tessera/auth';
 import { toStepResults } from '../applicants/step-results';
 import { QuestionnairesService } from '../questionnaires/questionnaires.service';
 import { SDK_MEDIA_SOURCE, type SdkMediaSource } from './sdk-media';
-import { type SdkContext, SessionContexts } from '../sessions/session-contexts';
+import { refusal, type SdkContext, type SessionRefusal, SessionContexts } from '../sessions/session-contexts';
 import { SdkRepository, STEP_IN_STATES } from './sdk.repository';
 import { isMediaStep, missingField, missingUpload, takesUserInput } from './step-requirements';
 
@@ -63,6 +63,14 @@ function checkValue(key: string, value: string | null): { value: string | null }
   return { value: COUNTRY_KEYS.has(key) ? text.toUpperCase() : text };
 }
 
+/** The 401 message of each refusal, for a session that passed the guard and changed before its handler read it. */
+const REFUSED: Record<SessionRefusal, string> = {
+  unknown: 'A valid SDK session token is required',
+  expired: 'The session has expired',
+  replaced: 'The session was replaced by a newer one',
+  deactivated: 'The session is no longer valid',
+};
+
 /** The hosted SDK API (DECISIONS "Hosted SDK API"). Every method starts from the verified token claims. */
 @Injectable()
 export class SdkService {
@@ -79,15 +87,9 @@ export class SdkService {
    */
   private async load(claims: SdkTokenClaims): Promise<SdkContext> {
     const ctx = await this.contexts.take(claims);
-    if (!ctx) throw unauthorized('A valid SDK session token is required');
-    if (ctx.enrollmentStatus === 'expired' || ctx.expiresAt.getTime() <= Date.now()) {
-      throw unauthorized('The session has expired');
-    }
-    if (ctx.applicant.levelId !== ctx.enrollmentLevelId) {
-      throw unauthorized('The session was replaced by a newer one');
-    }
-    if (ctx.applicant.status === 'deactivated') throw unauthorized('The session is no longer valid');
-    return ctx;
+    const why = refusal(ctx);
+    if (why) throw unauthorized(REFUSED[why]);
+    return ctx!;
   }
 
   /** Writes are refused once the enrollment is submitted: the checks work on what was there. */

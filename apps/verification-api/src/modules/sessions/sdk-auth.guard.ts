@@ -4,7 +4,7 @@ import { unauthorized } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import { createHash } from 'node:crypto';
 import { RateLimitService } from '../auth/rate-limit.service';
-import { SessionContexts, usable } from './session-contexts';
+import { refusal, SessionContexts } from './session-contexts';
 import { SessionsService } from './sessions.service';
 
 type SdkRequest = FastifyRequest & { sdkSession?: SdkTokenClaims };
@@ -36,7 +36,7 @@ export class SdkAuthGuard implements CanActivate {
     if (!claims) throw unauthorized('A valid SDK session token is required');
     // A signed token outlives neither its enrollment's expiry nor its replacement: uploads included. The
     // context read here is the one the handler takes first (SessionContexts): one round trip per call.
-    if (!usable(await this.contexts.load(claims))) throw unauthorized('The session is no longer valid');
+    if (refusal(await this.contexts.load(claims))) throw unauthorized('The session is no longer valid');
     request.sdkSession = claims;
     return true;
   }

@@ -57,15 +57,20 @@ const CONTEXT = `
     JOIN levels l ON l.id = e.level_id
    WHERE e.id = $1 AND e.applicant_id = $2 AND e.product_id = $3`;
 
-/** Whether a session may still be used: not expired, not replaced by a newer level, applicant not deactivated. */
-export function usable(ctx: SdkContext | undefined, now = Date.now()): ctx is SdkContext {
-  return (
-    ctx !== undefined &&
-    ctx.enrollmentStatus !== 'expired' &&
-    ctx.expiresAt.getTime() > now &&
-    ctx.applicant.levelId === ctx.enrollmentLevelId &&
-    ctx.applicant.status !== 'deactivated'
-  );
+/** Why a session may not be used any more. */
+export type SessionRefusal = 'unknown' | 'expired' | 'replaced' | 'deactivated';
+
+/**
+ * Why the session behind a context may not be used, or null when it may: no such enrollment for the token's
+ * applicant and product, expired (by status or by time), replaced by a link to another level, or its applicant
+ * deactivated. The guard and the SDK service both judge a session by this.
+ */
+export function refusal(ctx: SdkContext | undefined, now = Date.now()): SessionRefusal | null {
+  if (!ctx) return 'unknown';
+  if (ctx.enrollmentStatus === 'expired' || ctx.expiresAt.getTime() <= now) return 'expired';
+  if (ctx.applicant.levelId !== ctx.enrollmentLevelId) return 'replaced';
+  if (ctx.applicant.status === 'deactivated') return 'deactivated';
+  return null;
 }
 
 /**

@@ -105,13 +105,4 @@ export class SessionsRepository {
     );
     return row;
   }
-
-  /** Whether the enrollment still takes the end user's input: open, not yet submitted, reviewed or expired. */
-  async acceptsInput(enrollmentId: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
-      `SELECT 1 FROM enrollments WHERE id = $1 AND status = 'open' AND expires_at > now()`,
-      [enrollmentId],
-    );
-    return rows.length > 0;
-  }
 }

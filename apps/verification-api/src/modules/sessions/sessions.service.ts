@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SecretBox, type SdkTokenClaims, signSdkToken, verifySdkToken } from '@tessera/auth';
+import { SecretBox, signSdkToken, verifySdkToken } from '@tessera/auth';
 import type { PresentationParams } from '@tessera/contracts';
 import { AppException, APP_CONFIG, badRequest, notFound, unprocessable } from '@tessera/platform';
 import { randomBytes } from 'node:crypto';
@@ -161,10 +161,5 @@ export class SessionsService {
   verifyToken(token: string) {
     const check = verifySdkToken(token, this.tokenKey);
     return check.ok ? check.claims : undefined;
-  }
-
-  /** Whether the token's enrollment still takes uploads and answers (not yet submitted). */
-  acceptsInput(claims: SdkTokenClaims): Promise<boolean> {
-    return this.repository.acceptsInput(claims.sub);
   }
 }
