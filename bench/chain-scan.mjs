@@ -17,12 +17,12 @@
 // anomaly check (every deposit to a watched address created exactly once, none to strangers).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { DEPLOYED_LOGGING, REDIS_URL } from './lib/proc.mjs';
+import { DEPLOYED_LOGGING, REDIS_URL, postgresCpu, processCpuMs } from './lib/proc.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const requireApp = createRequire(`${root}apps/custody-api/package.json`);
@@ -58,23 +58,7 @@ const freePort = () =>
     });
   });
 
-function procStat(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    return { name, cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 };
-  } catch {
-    return undefined;
-  }
-}
-const cpuMs = (child) => procStat(child.pid)?.cpuMs ?? NaN;
-const postgresCpuMs = () =>
-  readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map(procStat)
-    .filter((p) => p?.name === 'postgres')
-    .reduce((total, p) => total + p.cpuMs, 0);
+const cpuMs = (child) => processCpuMs(child.pid);
 
 async function sql(text, params = [], url = DATABASE_URL) {
   const client = new Client({ connectionString: url });
@@ -232,7 +216,7 @@ async function main() {
     await sleep(100);
   }
   await sleep(300);
-  const cpu0 = { worker: cpuMs(worker), hardhat: cpuMs(hardhat), postgres: postgresCpuMs() };
+  const cpu0 = { worker: cpuMs(worker), hardhat: cpuMs(hardhat), postgresSince: postgresCpu() };
   const t1 = performance.now();
   await sql(`UPDATE custody.evm_cursors SET next_block = 0`);
   for (;;) {
@@ -244,7 +228,7 @@ async function main() {
   const cpu = {
     worker: cpuMs(worker) - cpu0.worker,
     hardhat: cpuMs(hardhat) - cpu0.hardhat,
-    postgres: postgresCpuMs() - cpu0.postgres,
+    postgres: cpu0.postgresSince(),
   };
 
   const deposits = await sql(

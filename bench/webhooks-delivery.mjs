@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { standalone } from './lib/bench.mjs';
 import { alternate, slicesOf } from './lib/load.mjs';
-import { DEPLOYED_LOGGING, freePort, requireFrom, root, startServer } from './lib/proc.mjs';
+import { DEPLOYED_LOGGING, freePort, postgresCpu, requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress } from './lib/report.mjs';
 
 const require = requireFrom('apps/webhook-dispatcher');
@@ -176,21 +176,34 @@ export const bench = {
           receiver.arrivals.clear();
           const batch = Array.from({ length: count }, (_, i) => event(i));
           const cpu0 = await dispatcher.cpuMs();
+          const postgresSince = postgresCpu();
           const t0 = performance.timeOrigin + performance.now();
           await enqueue(batch);
           const complete = await waitUntil(() => receiver.arrivals.size >= count, 300_000);
           const tDone = Math.max(...receiver.arrivals.values());
           const cpu = (await dispatcher.cpuMs()) - cpu0;
-          return { count, done: receiver.arrivals.size, seconds: (tDone - t0) / 1000, cpu, complete };
+          // The attempt records of the last deliveries may still be in flight: Postgres' share is read after them.
+          await sleep(50);
+          const postgres = postgresSince();
+          return {
+            count,
+            done: receiver.arrivals.size,
+            seconds: (tDone - t0) / 1000,
+            cpu,
+            postgres,
+            complete,
+          };
         };
         const rawSlice = async (count) => {
           const cpu0 = await poster.cpuMs();
+          const postgresSince = postgresCpu();
           const r = await rawPost(count, c);
           return {
             count,
             done: count - r.failed,
             seconds: r.seconds,
             cpu: (await poster.cpuMs()) - cpu0,
+            postgres: postgresSince(),
             failed: r.failed,
           };
         };
@@ -210,14 +223,16 @@ export const bench = {
         const rawRate = total(raws, (p) => p.done) / total(raws, (p) => p.seconds);
         const rawCpuPerPost = total(raws, (p) => p.cpu) / total(raws, (p) => p.count);
         const rawFailed = total(raws, (p) => p.failed);
+        const rawPostgresPerPost = total(raws, (p) => p.postgres) / total(raws, (p) => p.count);
         const rate = total(drains, (p) => p.done) / total(drains, (p) => p.seconds);
         const cpuPerDelivery = total(drains, (p) => p.cpu) / total(drains, (p) => p.count);
         const undelivered = total(drains, (p) => p.count - p.done);
+        const postgresPerDelivery = total(drains, (p) => p.postgres) / total(drains, (p) => p.count);
         progress(
-          `  raw undici POSTs c=${c}: ${Math.round(rawRate)}/s, ${rawCpuPerPost.toFixed(3)} CPU ms each (${slices} slices)`,
+          `  raw undici POSTs c=${c}: ${Math.round(rawRate)}/s, ${rawCpuPerPost.toFixed(3)} CPU ms each, Postgres ${rawPostgresPerPost.toFixed(3)} CPU ms each (${slices} slices)`,
         );
         progress(
-          `  dispatcher c=${c}: ${Math.round(rate)} deliveries/s, ${cpuPerDelivery.toFixed(3)} CPU ms each (${slices} × ${n} events)`,
+          `  dispatcher c=${c}: ${Math.round(rate)} deliveries/s, ${cpuPerDelivery.toFixed(3)} CPU ms each, Postgres ${postgresPerDelivery.toFixed(3)} CPU ms each (${slices} × ${n} events)`,
         );
         figures.push(
           figure({
@@ -233,6 +248,8 @@ export const bench = {
             baselineLabel: 'raw POST',
             cpuMsPerReq: cpuPerDelivery,
             baselineCpuMsPerReq: rawCpuPerPost,
+            postgresCpuMsPerReq: postgresPerDelivery,
+            baselinePostgresCpuMsPerReq: rawPostgresPerPost,
             anomalies: undelivered + rawFailed,
             events: n * slices,
             goal: { ratioAtLeast: 0.5 },

@@ -68,6 +68,7 @@ test(
         'baseline',
         'cpuMsPerReq',
         'p99Ms',
+        'postgresCpuMsPerReq',
         'ratio',
         'value',
       ]);
@@ -79,7 +80,7 @@ test(
 );
 
 test('a missed ratio goal names the CPU per request its rate leaves', async () => {
-  const { aggregate, budgetLines, figure } = await import('../bench/lib/report.mjs');
+  const { aggregate, budgetLines, figure, table } = await import('../bench/lib/report.mjs');
   const create = {
     key: 'applicants.create.c10',
     figure: 'POST /v1/applicants, 10 conn',
@@ -106,7 +107,49 @@ test('a missed ratio goal names the CPU per request its rate leaves', async () =
     [{ ...slow, baseline: 4000, ratio: 0.375 }],
   ]);
   assert.equal(folded.cpuBudget, 0.25);
+  // Postgres' CPU per request on the same cores: in the budget line and in its own column of the table.
+  const withPostgres = figure({
+    ...create,
+    value: 1500,
+    cpuMsPerReq: 0.6,
+    postgresCpuMsPerReq: 0.3,
+    baselinePostgresCpuMsPerReq: 0.12,
+  });
+  assert.match(
+    budgetLines([withPostgres])[1],
+    /2\.40× over\); Postgres adds 0\.300 \/ 0\.120 \(figure \/ baseline\)/,
+  );
+  const [head, , row] = table([withPostgres]).split('\n');
+  assert.equal(head.split('|').at(-2).trim(), 'Postgres CPU ms/req (figure / baseline)');
+  assert.equal(row.split('|').at(-2).trim(), '0.300 / 0.120');
 });
+
+test(
+  'postgresCpu reads the CPU of every Postgres process since it started, per process',
+  { timeout: 30_000 },
+  async () => {
+    const { postgresCpu, requireFrom } = await import('../bench/lib/proc.mjs');
+    const { Client } = requireFrom('libs/platform')('pg');
+    const url = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    const busy = new Client({ connectionString: url });
+    await busy.connect();
+    try {
+      const since = postgresCpu();
+      // A backend that works and then exits: its time leaves with it, and must not make the reading negative.
+      const brief = new Client({ connectionString: url });
+      await brief.connect();
+      await brief.query('SELECT count(*) FROM generate_series(1, 3000000)');
+      await brief.end();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(since() >= 0, `after an exit: ${since()}`);
+      // A backend that stays: about 100 ms or more of work shows.
+      await busy.query('SELECT count(*) FROM generate_series(1, 3000000)');
+      assert.ok(since() >= 50, `after the work: ${since()}`);
+    } finally {
+      await busy.end();
+    }
+  },
+);
 
 test('the bench runs the product servers with the logging they are deployed with', async () => {
   const { DEPLOYED_LOGGING } = await import('../bench/lib/proc.mjs');
@@ -274,13 +317,21 @@ test('interleaved: figure and baseline alternate ABBA in slices, warm once, and 
         p99Ms: n.p99,
         seconds,
         cpuMsPerReq: n.cpu,
+        postgresCpuMsPerReq: n.postgres,
       };
     },
   });
   const [a, b] = await interleaved(
     [
-      side('A', () => ({ total: 1000, failures: 0, p50: 1, p99: 5, cpu: 0.1 })),
-      side('B', (i) => ({ total: 500 * i, failures: i === 2 ? 3 : 0, p50: i, p99: 10 * i, cpu: 0.2 })),
+      side('A', () => ({ total: 1000, failures: 0, p50: 1, p99: 5, cpu: 0.1, postgres: 0.05 })),
+      side('B', (i) => ({
+        total: 500 * i,
+        failures: i === 2 ? 3 : 0,
+        p50: i,
+        p99: 10 * i,
+        cpu: 0.2,
+        postgres: i,
+      })),
     ],
     4,
   );
@@ -295,6 +346,9 @@ test('interleaved: figure and baseline alternate ABBA in slices, warm once, and 
   assert.deepEqual(b.failureKinds, { 500: 3 });
   assert.equal(b.p99Ms, 40, 'the highest slice p99, never an average');
   assert.equal(b.p50Ms, (1 * 500 + 2 * 1000 + 3 * 1500 + 4 * 2000) / 5000);
+  // Postgres CPU per request is weighed by each slice's requests, as the server's is.
+  assert.ok(Math.abs(a.postgresCpuMsPerReq - 0.05) < 1e-12);
+  assert.ok(Math.abs(b.postgresCpuMsPerReq - (1 * 500 + 2 * 1000 + 3 * 1500 + 4 * 2000) / 5000) < 1e-12);
 });
 
 test('combine pools the answers of every slice for p50 and p99', async () => {

@@ -1,7 +1,7 @@
 // HTTP load with autocannon 9, and the server-side CPU it cost (CPU ms per request beside every req/s).
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { root } from './proc.mjs';
+import { postgresCpu, root } from './proc.mjs';
 import { progress } from './report.mjs';
 
 const autocannon = createRequire(join(root, 'package.json'))('autocannon');
@@ -80,15 +80,19 @@ export function load({ connections, duration, ...opts }) {
 /**
  * Warms up (`warmSeconds`), then loads `servers[0]` (the process answering) for `duration` seconds and reads
  * the CPU time of every listed server process over the run: cpuMsPerReq is their sum over requests answered.
+ * postgresCpuMsPerReq is the same for every Postgres process of the machine (proc.mjs postgresCpu): the
+ * database's share of each request, which the same two cores pay too.
  */
 export async function measure(label, servers, opts, { warmSeconds = 1, quiet = false } = {}) {
   const list = Array.isArray(servers) ? servers : [servers];
   if (warmSeconds > 0) await load({ ...opts, duration: warmSeconds });
   const before = await Promise.all(list.map((s) => s.cpuMs()));
+  const postgresSince = postgresCpu();
   const result = await load(opts);
   const after = await Promise.all(list.map((s) => s.cpuMs()));
   const cpu = after.reduce((sum, a, i) => sum + (a - before[i]), 0);
   result.cpuMsPerReq = cpu / Math.max(1, result.total);
+  result.postgresCpuMsPerReq = postgresSince() / Math.max(1, result.total);
   if (!quiet) report(label, opts.connections, result);
   return result;
 }
@@ -96,7 +100,8 @@ export async function measure(label, servers, opts, { warmSeconds = 1, quiet = f
 function report(label, connections, result, how = '') {
   progress(
     `  ${label} c=${connections}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms == null ? '–' : result.p99Ms.toFixed(1)} ms, ` +
-      `${result.cpuMsPerReq.toFixed(3)} CPU ms/req, ${result.failures} failures${how}` +
+      `${result.cpuMsPerReq.toFixed(3)} CPU ms/req (Postgres ${result.postgresCpuMsPerReq?.toFixed(3) ?? '–'}), ` +
+      `${result.failures} failures${how}` +
       (result.connectionStarts
         ? `, ${result.connectionStarts} connection starts (slowest first answer ${Math.round(result.firstAnswerMaxMs)} ms)`
         : '') +
@@ -167,6 +172,9 @@ export function combine(results) {
     firstAnswerMaxMs: Math.max(0, ...results.map((r) => r.firstAnswerMaxMs ?? 0)),
     seconds,
     cpuMsPerReq: sum((r) => r.cpuMsPerReq * Math.max(1, r.total)) / Math.max(1, total),
+    postgresCpuMsPerReq: results.every((r) => r.postgresCpuMsPerReq != null)
+      ? sum((r) => r.postgresCpuMsPerReq * Math.max(1, r.total)) / Math.max(1, total)
+      : null,
     slices: results.length,
   };
 }

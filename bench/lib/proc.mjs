@@ -143,17 +143,38 @@ function procStat(pid) {
   }
 }
 
-/** CPU time (ms) of every Postgres server process on this machine (Linux /proc; shared with other users). */
-export function postgresCpuMs() {
-  try {
-    return readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .map(procStat)
-      .filter((p) => p?.name === 'postgres')
-      .reduce((total, p) => total + p.cpuMs, 0);
-  } catch {
-    return NaN;
+/** CPU time (ms) of one process by pid (Linux /proc), NaN once it is gone. */
+export const processCpuMs = (pid) => procStat(pid)?.cpuMs ?? NaN;
+
+/** CPU time (ms) of each Postgres server process on this machine, by pid (Linux /proc; shared with other users). */
+function postgresProcesses() {
+  const cpu = new Map();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const p = procStat(pid);
+    if (p?.name === 'postgres') cpu.set(pid, p.cpuMs);
   }
+  return cpu;
+}
+
+/**
+ * Postgres' CPU time from here on: `postgresCpu()` starts a reading, and the function it returns answers the
+ * CPU ms every Postgres process spent since, per process, so one that exits in between (a backend whose
+ * connection closed, an autovacuum worker) takes its own time away instead of the others'. Its time since the
+ * start is lost, so a reading errs low, never negative. NaN where /proc cannot be read.
+ */
+export function postgresCpu() {
+  let before;
+  try {
+    before = postgresProcesses();
+  } catch {
+    return () => NaN;
+  }
+  return () => {
+    let total = 0;
+    for (const [pid, ms] of postgresProcesses()) total += ms - (before.get(pid) ?? 0);
+    return total;
+  };
 }
 
 /** Peak RSS sampling of a pid (MB). */

@@ -80,7 +80,10 @@ export function budgetLines(figures) {
     ...over.map(
       (f) =>
         `  ${f.figure}: goal ${num(1000 / f.cpuBudget)} ${f.unit}, budget ${f.cpuBudget.toFixed(3)} ` +
-        `CPU ms/${f.cpuPer ?? 'req'}, now ${f.cpuMsPerReq.toFixed(3)} (${(f.cpuMsPerReq / f.cpuBudget).toFixed(2)}× over)`,
+        `CPU ms/${f.cpuPer ?? 'req'}, now ${f.cpuMsPerReq.toFixed(3)} (${(f.cpuMsPerReq / f.cpuBudget).toFixed(2)}× over)` +
+        (f.postgresCpuMsPerReq != null && Number.isFinite(f.postgresCpuMsPerReq)
+          ? `; Postgres adds ${pair(f.postgresCpuMsPerReq, f.baselinePostgresCpuMsPerReq)} (figure / baseline) on the same cores`
+          : ''),
     ),
   ];
 }
@@ -131,6 +134,8 @@ export function aggregate(runs) {
       baselineP99Ms: med('baselineP99Ms'),
       cpuMsPerReq: med('cpuMsPerReq'),
       baselineCpuMsPerReq: med('baselineCpuMsPerReq'),
+      postgresCpuMsPerReq: med('postgresCpuMsPerReq'),
+      baselinePostgresCpuMsPerReq: med('baselinePostgresCpuMsPerReq'),
       drift: med('drift') ?? undefined,
       failures: list.reduce((n, f) => n + (f.failures ?? 0), 0),
       anomalies: list.some((f) => f.anomalies != null)
@@ -149,17 +154,21 @@ export function aggregate(runs) {
         ratio: stat('ratio'),
         p99Ms: stat('p99Ms'),
         cpuMsPerReq: stat('cpuMsPerReq'),
+        postgresCpuMsPerReq: stat('postgresCpuMsPerReq'),
       },
-      perRun: list.map(({ key, value, baseline, ratio, p99Ms, cpuMsPerReq, met, anomalies }) => ({
-        key,
-        value,
-        baseline,
-        ratio,
-        anomalies,
-        p99Ms,
-        cpuMsPerReq,
-        met,
-      })),
+      perRun: list.map(
+        ({ key, value, baseline, ratio, p99Ms, cpuMsPerReq, postgresCpuMsPerReq, met, anomalies }) => ({
+          key,
+          value,
+          baseline,
+          ratio,
+          anomalies,
+          p99Ms,
+          cpuMsPerReq,
+          postgresCpuMsPerReq,
+          met,
+        }),
+      ),
     };
   });
 }
@@ -178,6 +187,12 @@ const pct = (x) =>
       ? `${(x * 100).toPrecision(2)} %`
       : `${Math.round(x * 100)} %`;
 
+/** "figure / baseline" CPU ms, or "figure" alone, or nothing. */
+const pair = (x, baseline) =>
+  x == null || !Number.isFinite(x)
+    ? ''
+    : `${x.toFixed(3)}${baseline != null && Number.isFinite(baseline) ? ` / ${baseline.toFixed(3)}` : ''}`;
+
 /** The one table (markdown, so docs/performance.md can quote it as printed). */
 export function table(figures) {
   const rows = figures.map((f) => {
@@ -192,7 +207,8 @@ export function table(figures) {
     const cpu =
       f.cpuMsPerReq == null
         ? ''
-        : `${f.cpuMsPerReq.toFixed(3)}${f.baselineCpuMsPerReq != null ? ` / ${f.baselineCpuMsPerReq.toFixed(3)}` : ''}${f.cpuPer ? ` per ${f.cpuPer}` : ''}`;
+        : `${pair(f.cpuMsPerReq, f.baselineCpuMsPerReq)}${f.cpuPer ? ` per ${f.cpuPer}` : ''}`;
+    const postgres = pair(f.postgresCpuMsPerReq, f.baselinePostgresCpuMsPerReq);
     const extra = [];
     if (f.p99Ms != null && f.unit !== 'ms') extra.push(`p99 ${num(f.p99Ms)} ms`);
     if (f.anomalies != null) extra.push(`${f.anomalies} anomalies`);
@@ -207,9 +223,19 @@ export function table(figures) {
       goalText(f.goal),
       met,
       cpu,
+      postgres,
     ];
   });
-  const head = ['figure', 'value', 'baseline', 'ratio', 'goal', 'met', 'CPU ms/req (server / baseline)'];
+  const head = [
+    'figure',
+    'value',
+    'baseline',
+    'ratio',
+    'goal',
+    'met',
+    'CPU ms/req (server / baseline)',
+    'Postgres CPU ms/req (figure / baseline)',
+  ];
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => String(r[i]).length)));
   const line = (r) => `| ${r.map((c, i) => String(c).padEnd(widths[i])).join(' | ')} |`;
