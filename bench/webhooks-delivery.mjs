@@ -23,6 +23,7 @@ import { figure, progress } from './lib/report.mjs';
 const require = requireFrom('apps/webhook-dispatcher');
 const custodyRequire = requireFrom('apps/custody-api');
 const LAG_RATE = 200;
+const LAG_WARM_SECONDS = 2;
 
 const pct = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
@@ -274,6 +275,8 @@ export const bench = {
         schema: 'custody',
         entities: [platform.OutboxEventEntity],
         poolSize: 20,
+        // Connections stay open once opened, as in the services' pools (serviceDataSourceOptions, decision 0416).
+        extra: { idleTimeoutMillis: 0 },
       });
       await producer.initialize();
       cleanups.unshift(() => producer.destroy());
@@ -283,44 +286,57 @@ export const bench = {
           WHERE n.nspname = 'custody' AND c.relname = 'outbox' AND t.tgname = 'outbox_notify'`,
       );
       if (triggers.length > 0) throw new Error('custody.outbox still has the notify trigger (decision 0403)');
-      receiver.arrivals.clear();
-      const seconds = Math.max(5, ctx.duration * 2);
-      const committed = new Map();
-      const start = performance.now();
-      let sent = 0;
-      const inflight = [];
-      while (performance.now() - start < seconds * 1000) {
-        const due = Math.floor(((performance.now() - start) / 1000) * LAG_RATE);
-        while (sent < due) {
-          const i = sent++;
-          inflight.push(
-            producer
-              .transaction((m) =>
-                platform.appendToOutbox(m, [
-                  {
-                    tenantId: 'bench',
-                    eventType: 'balance.updated',
-                    entityType: 'balance',
-                    entityId: `lag:${i}`,
-                    data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
-                  },
-                ]),
-              )
-              .then(([id]) => committed.set(id, performance.timeOrigin + performance.now())),
-          );
+      // A steady LAG_RATE events/s for `seconds`: each event's lag is its first arrival at the receiver minus
+      // the moment its producing commit returned. Undelivered events are left out of the lags and counted.
+      const steady = async (seconds, tag) => {
+        receiver.arrivals.clear();
+        const committed = new Map();
+        const start = performance.now();
+        let sent = 0;
+        const inflight = [];
+        while (performance.now() - start < seconds * 1000) {
+          const due = Math.floor(((performance.now() - start) / 1000) * LAG_RATE);
+          while (sent < due) {
+            const i = sent++;
+            inflight.push(
+              producer
+                .transaction((m) =>
+                  platform.appendToOutbox(m, [
+                    {
+                      tenantId: 'bench',
+                      eventType: 'balance.updated',
+                      entityType: 'balance',
+                      entityId: `${tag}:${i}`,
+                      data: { vaultAccountId: randomUUID(), assetId: randomUUID() },
+                    },
+                  ]),
+                )
+                .then(([id]) => committed.set(id, performance.timeOrigin + performance.now())),
+            );
+          }
+          await sleep(2);
         }
-        await sleep(2);
-      }
-      await Promise.all(inflight);
-      await waitUntil(() => [...committed.keys()].every((id) => receiver.arrivals.has(id)), 60_000);
-      const lags = [...committed.entries()]
-        .filter(([id]) => receiver.arrivals.has(id))
-        .map(([id, t]) => receiver.arrivals.get(id) - t)
-        .sort((a, b) => a - b);
-      const missing = committed.size - lags.length;
-      const rate = committed.size / seconds;
+        await Promise.all(inflight);
+        await waitUntil(() => [...committed.keys()].every((id) => receiver.arrivals.has(id)), 60_000);
+        const lags = [...committed.entries()]
+          .filter(([id]) => receiver.arrivals.has(id))
+          .map(([id, t]) => receiver.arrivals.get(id) - t)
+          .sort((a, b) => a - b);
+        return {
+          lags,
+          events: committed.size,
+          missing: committed.size - lags.length,
+          rate: committed.size / seconds,
+        };
+      };
+      // The relay's process has just started: its first second carries its connects, the first BullMQ script
+      // loads and cold code (300 ms lags on this machine). As every other figure warms up before it is measured,
+      // so does this one, at the same rate; the warm-up's own p99 is printed and kept (coldP99Ms), not hidden.
+      const warm = await steady(LAG_WARM_SECONDS, 'lag-warm');
+      const { lags, events, missing, rate } = await steady(Math.max(5, ctx.duration * 2), 'lag');
       progress(
-        `  lag: ${committed.size} events (${rate.toFixed(0)}/s), p50 ${pct(lags, 50).toFixed(1)} ms, p99 ${pct(lags, 99).toFixed(1)} ms`,
+        `  lag: ${events} events (${rate.toFixed(0)}/s), p50 ${pct(lags, 50).toFixed(1)} ms, p99 ${pct(lags, 99).toFixed(1)} ms; ` +
+          `warm-up ${warm.events} events just after the relay started: p50 ${pct(warm.lags, 50).toFixed(1)} ms, p99 ${pct(warm.lags, 99).toFixed(1)} ms`,
       );
       for (const [p, goal] of [
         [50, undefined],
@@ -333,8 +349,9 @@ export const bench = {
             figure: `outbox commit → first attempt p${p}, ${LAG_RATE} events/s`,
             unit: 'ms',
             value: pct(lags, p),
-            anomalies: missing,
-            events: committed.size,
+            anomalies: missing + warm.missing,
+            events,
+            coldP99Ms: p === 99 ? pct(warm.lags, 99) : undefined,
             goal: goal && { ...goal, zeroAnomalies: true },
           }),
         );
