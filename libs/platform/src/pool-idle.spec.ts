@@ -24,6 +24,7 @@ describe('service connection pools', () => {
         url: POSTGRES_URL,
         schema: 'pool_idle_test',
         entities: [],
+        migrations: [],
         poolSize: BURST,
       }),
     );
