@@ -16,7 +16,7 @@ import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { standalone } from './lib/bench.mjs';
-import { alternate, slicesOf } from './lib/load.mjs';
+import { alternate, percentile as pct, slicesOf } from './lib/load.mjs';
 import { DEPLOYED_LOGGING, freePort, postgresCpu, requireFrom, root, startServer } from './lib/proc.mjs';
 import { figure, progress } from './lib/report.mjs';
 
@@ -24,9 +24,6 @@ const require = requireFrom('apps/webhook-dispatcher');
 const custodyRequire = requireFrom('apps/custody-api');
 const LAG_RATE = 200;
 const LAG_WARM_SECONDS = 2;
-
-const pct = (sorted, p) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 
 async function waitUntil(fn, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -269,15 +266,17 @@ export const bench = {
         env: { ...env, DB_POOL_SIZE: '10', WORKER_PORT: String(workerPort), CHAIN_SIM_BLOCK_MS: '0' },
         readyUrl: `http://127.0.0.1:${workerPort}/health`,
       });
-      const producer = new DataSource({
-        type: 'postgres',
-        url: env.DATABASE_URL,
-        schema: 'custody',
-        entities: [platform.OutboxEventEntity],
-        poolSize: 20,
-        // Connections stay open once opened, as in the services' pools (serviceDataSourceOptions, decision 0416).
-        extra: { idleTimeoutMillis: 0 },
-      });
+      // Custody's API's pool, as the services configure theirs (serviceDataSourceOptions: session options, pool
+      // that keeps its connections, decision 0416; the wake-after-commit subscriber).
+      const producer = new DataSource(
+        platform.serviceDataSourceOptions({
+          url: env.DATABASE_URL,
+          schema: 'custody',
+          entities: [platform.OutboxEventEntity],
+          migrations: [],
+          poolSize: 20,
+        }),
+      );
       await producer.initialize();
       cleanups.unshift(() => producer.destroy());
       // As in custody's API: no relay in this process, so each commit is followed by a NOTIFY (coalesced).
