@@ -2,7 +2,8 @@
 // Bench "applicants": POST /v1/applicants and GET /v1/applicants/{id}/status of verification-api at each
 // connection count of the scale curve, beside the bare Fastify single INSERT … RETURNING (create) and the bare
 // Fastify primary-key GET (status), measured in the same run on the same Postgres; then the same two figures
-// with 1 million applicants preloaded (bench/seed-scale.mjs), set beside the empty-table run.
+// with 1 million applicants preloaded (bench/seed-scale.mjs) in a second deployment, measured in alternating
+// slices with the same figure on the empty tables.
 //
 //   pnpm build && node bench/applicants.mjs [--duration 5] [--connections 10,50,200] [--no-preload]
 import { randomUUID } from 'node:crypto';
@@ -24,107 +25,36 @@ export const bench = {
   name: 'applicants',
   description: 'verification-api create and status vs bare Fastify INSERT and GET',
   async run(ctx) {
-    const { createTestEnvironment, migratorFor, TEST_ADMIN_TOKEN } = appRequire('@tessera/testing');
-    const { databaseOptions } = appRequire('./dist/database/database');
-    const testEnv = await createTestEnvironment([
-      migratorFor(databaseOptions, join(root, 'apps/verification-api/src/database/migrations')),
-    ]);
     const figures = [];
+    const empty = await deployment('empty');
+    let scale = null;
     try {
-      const env = { ...testEnv.env, DB_POOL_SIZE: String(POOL) };
-      const api = await startServer('verification-api', join(root, 'bench/lib/serve-verification.mjs'), {
-        env: { BENCH_ENV: JSON.stringify(env) },
-        profile: true,
-      });
-      const baseline = await startBaselineServer(env.DATABASE_URL, { pool: POOL });
-
-      const admin = async (path, b) => {
-        const res = await fetch(`${api.url}/admin/v1${path}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify(b),
-        });
-        if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-        return res.json();
-      };
-      const product = await admin('/products', { name: 'Bench' });
-      const key = await admin(`/products/${product.id}/keys`, { environment: 'production' });
-      await admin(`/products/${product.id}/levels`, {
-        name: 'BENCH_KYC',
-        applicantType: 'individual',
-        isDefault: true,
-        steps: [{ kind: 'personal_information' }, { kind: 'identity_doc' }, { kind: 'selfie' }],
-      });
-      const headers = {
-        'content-type': 'application/json',
-        'x-api-key': key.apiKey,
-        'x-api-secret': key.apiSecret,
-        'x-environment': 'production',
-      };
-      for (const id of ['bench-status', 'seed-template', 'bench-sdk']) {
-        const res = await fetch(`${api.url}/v1/applicants`, { method: 'POST', headers, body: body(id) });
-        if (res.status !== 201) throw new Error(`create ${id}: ${res.status} ${await res.text()}`);
-      }
-      // The hosted SDK's hot calls (folded from the former bench/sdk-session.mjs): a session link and token.
-      const link = await (
-        await fetch(`${api.url}/v1/applicants/bench-sdk/verifications`, {
-          method: 'POST',
-          headers: { ...headers, 'content-type': 'text/plain' },
-        })
-      ).json();
-      const { token } = await (await fetch(`${api.url}/api/v1/sdk/links/${link.shortCode}`)).json();
-      if (!token) throw new Error('no SDK token');
-      const create = (connections, duration, measureOpts) =>
-        measure(
-          'POST /v1/applicants',
-          api,
-          {
-            url: `${api.url}/v1/applicants`,
-            connections,
-            duration,
-            method: 'POST',
-            headers,
-            requests: [{ setupRequest: (req) => ({ ...req, body: body(`a-${randomUUID()}`) }) }],
-          },
-          measureOpts,
-        );
-      const status = (connections, duration, measureOpts) =>
-        measure(
-          'GET /v1/applicants/{id}/status',
-          api,
-          {
-            url: `${api.url}/v1/applicants/bench-status/status`,
-            connections,
-            duration,
-            method: 'GET',
-            headers,
-          },
-          measureOpts,
-        );
+      const { api } = empty;
+      const baseline = await startBaselineServer(empty.env.DATABASE_URL, { pool: POOL });
       // Each figure and its baseline in alternating slices (load.mjs interleaved).
-      const paired = (c, baseLabel, measureBase, label, measureFigure) =>
+      const paired = (c, sideA, sideB) =>
         interleaved(
           [
-            {
-              label: baseLabel,
-              connections: c,
-              run: (s, o) => measureBase(baseline, { connections: c, duration: s }, o),
-            },
-            { label, connections: c, run: (s, o) => measureFigure(c, s, o) },
+            { label: sideA.label, connections: c, run: (s, o) => sideA.run(c, s, o) },
+            { label: sideB.label, connections: c, run: (s, o) => sideB.run(c, s, o) },
           ],
           ctx.duration,
         );
-      const createAndInsert = (c) =>
-        paired(c, 'baseline INSERT', measureInsert, 'POST /v1/applicants', create);
-      const statusAndGet = (c) =>
-        paired(c, 'baseline GET', measureGet, 'GET /v1/applicants/{id}/status', status);
+      const insert = {
+        label: 'baseline INSERT',
+        run: (c, s, o) => measureInsert(baseline, { connections: c, duration: s }, o),
+      };
+      const get = {
+        label: 'baseline GET',
+        run: (c, s, o) => measureGet(baseline, { connections: c, duration: s }, o),
+      };
 
-      const empty = {};
+      const emptyAt = {};
       for (const c of ctx.connections) {
         progress(`applicants: ${c} connections`);
-        const [base, made] = await createAndInsert(c);
-        const [baseGet, read] = await statusAndGet(c);
-        empty[c] = { made, read, base, baseGet };
+        const [base, made] = await paired(c, insert, empty.create);
+        const [baseGet, read] = await paired(c, get, empty.status);
+        emptyAt[c] = { made, read };
         figures.push(
           figure({
             key: `applicants.create.c${c}`,
@@ -134,17 +64,7 @@ export const bench = {
             rows: 'empty',
             figure: `POST /v1/applicants, ${c} conn`,
             unit: 'req/s',
-            value: made.reqPerSec,
-            baseline: base.reqPerSec,
-            baselineLabel: 'INSERT',
-            p50Ms: made.p50Ms,
-            p99Ms: made.p99Ms,
-            baselineP99Ms: base.p99Ms,
-            cpuMsPerReq: made.cpuMsPerReq,
-            baselineCpuMsPerReq: base.cpuMsPerReq,
-            postgresCpuMsPerReq: made.postgresCpuMsPerReq,
-            baselinePostgresCpuMsPerReq: base.postgresCpuMsPerReq,
-            failures: made.failures,
+            ...against(made, base, 'INSERT'),
             goal: c === 50 ? { ratioAtLeast: 1, p99AtMost: 50 } : { ratioAtLeast: 1 },
           }),
           figure({
@@ -155,17 +75,7 @@ export const bench = {
             rows: 'empty',
             figure: `GET /v1/applicants/{id}/status, ${c} conn`,
             unit: 'req/s',
-            value: read.reqPerSec,
-            baseline: baseGet.reqPerSec,
-            baselineLabel: 'GET',
-            p50Ms: read.p50Ms,
-            p99Ms: read.p99Ms,
-            baselineP99Ms: baseGet.p99Ms,
-            cpuMsPerReq: read.cpuMsPerReq,
-            baselineCpuMsPerReq: baseGet.cpuMsPerReq,
-            postgresCpuMsPerReq: read.postgresCpuMsPerReq,
-            baselinePostgresCpuMsPerReq: baseGet.postgresCpuMsPerReq,
-            failures: read.failures,
+            ...against(read, baseGet, 'GET'),
             goal: { ratioAtLeast: 0.3 },
           }),
         );
@@ -180,9 +90,9 @@ export const bench = {
           'sdk-session',
           'GET /api/v1/sdk/session',
           `${api.url}/api/v1/sdk/session`,
-          { authorization: `Bearer ${token}` },
+          { authorization: `Bearer ${empty.token}` },
         ],
-        ['sdk-page', 'GET /sdk/{shortCode} (page)', `${api.url}/sdk/${link.shortCode}`, {}],
+        ['sdk-page', 'GET /sdk/{shortCode} (page)', `${api.url}/sdk/${empty.shortCode}`, {}],
       ]) {
         const r = await measure(label, api, {
           url,
@@ -199,23 +109,22 @@ export const bench = {
             rows: 'empty',
             figure: `${label}, ${mid} conn`,
             unit: 'req/s',
-            value: r.reqPerSec,
-            baseline: sdkBase.reqPerSec,
-            baselineLabel: 'GET',
-            p50Ms: r.p50Ms,
-            p99Ms: r.p99Ms,
-            baselineP99Ms: sdkBase.p99Ms,
-            cpuMsPerReq: r.cpuMsPerReq,
-            baselineCpuMsPerReq: sdkBase.cpuMsPerReq,
-            postgresCpuMsPerReq: r.postgresCpuMsPerReq,
-            baselinePostgresCpuMsPerReq: sdkBase.postgresCpuMsPerReq,
-            failures: r.failures,
+            ...against(r, sdkBase, 'GET'),
           }),
         );
       }
+      await baseline.stop();
 
       if (ctx.preload) {
-        const seeded = await seed(env.DATABASE_URL, 'applicants', ctx.rows);
+        // A second deployment on its own database holds the million rows; each preloaded point runs in
+        // alternating slices with the same point on the empty tables, so both see the same machine.
+        scale = await deployment('preloaded');
+        // The empty-table server has been warmed by the whole empty phase; warm this one's JIT as long.
+        progress('applicants: warming the preloaded deployment');
+        for (const c of ctx.connections)
+          for (const side of [scale.create, scale.status])
+            await side.run(c, ctx.duration, { warmSeconds: 0, quiet: true });
+        const seeded = await seed(scale.env.DATABASE_URL, 'applicants', ctx.rows);
         figures.push(
           figure({
             key: 'applicants.seed',
@@ -224,23 +133,18 @@ export const bench = {
             unit: 's',
             value: seeded.seconds,
             rowsSeeded: seeded.rows,
-            explain: await explainHotPaths(env.DATABASE_URL, 'applicants'),
+            explain: await explainHotPaths(scale.env.DATABASE_URL, 'applicants'),
           }),
         );
+        const preloaded = (side) => ({ ...side, label: `${side.label}, ${rowsLabel(ctx.rows)}` });
         for (const c of ctx.connections) {
           progress(`applicants: ${c} connections, ${ctx.rows.toLocaleString('en')} applicants preloaded`);
-          const [base, made] = await createAndInsert(c);
-          const [baseGet, read] = await statusAndGet(c);
-          for (const [series, r, label, drift] of [
-            ['create', made, 'POST /v1/applicants', empty[c].base.reqPerSec / base.reqPerSec],
-            [
-              'status',
-              read,
-              'GET /v1/applicants/{id}/status',
-              empty[c].baseGet.reqPerSec / baseGet.reqPerSec,
-            ],
+          const [emptyMade, made] = await paired(c, empty.create, preloaded(scale.create));
+          const [emptyRead, read] = await paired(c, empty.status, preloaded(scale.status));
+          for (const [series, r, e, label] of [
+            ['create', made, emptyMade, 'POST /v1/applicants'],
+            ['status', read, emptyRead, 'GET /v1/applicants/{id}/status'],
           ]) {
-            const e = series === 'create' ? empty[c].made : empty[c].read;
             figures.push(
               figure({
                 key: `applicants.${series}.c${c}.preloaded`,
@@ -250,31 +154,145 @@ export const bench = {
                 rows: ctx.rows,
                 figure: `${label}, ${c} conn, ${rowsLabel(ctx.rows)}`,
                 unit: 'req/s',
-                value: r.reqPerSec,
-                baseline: e.reqPerSec,
-                baselineLabel: 'empty',
-                drift,
-                p50Ms: r.p50Ms,
-                p99Ms: r.p99Ms,
-                baselineP99Ms: e.p99Ms,
-                cpuMsPerReq: r.cpuMsPerReq,
-                baselineCpuMsPerReq: e.cpuMsPerReq,
-                postgresCpuMsPerReq: r.postgresCpuMsPerReq,
-                baselinePostgresCpuMsPerReq: e.postgresCpuMsPerReq,
-                failures: r.failures,
+                ...against(r, e, 'empty'),
                 goal: { ratioAtLeast: 0.8, p99AtMostBaselineTimes: 1.5 },
               }),
             );
           }
         }
       }
-      await api.stop();
-      await baseline.stop();
     } finally {
-      await testEnv.teardown();
+      await scale?.stop();
+      await empty.stop();
     }
     return figures;
   },
 };
+
+/** A figure's numbers beside its baseline's (both `measure` results). */
+function against(r, base, baselineLabel) {
+  return {
+    value: r.reqPerSec,
+    baseline: base.reqPerSec,
+    baselineLabel,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    baselineP99Ms: base.p99Ms,
+    cpuMsPerReq: r.cpuMsPerReq,
+    baselineCpuMsPerReq: base.cpuMsPerReq,
+    postgresCpuMsPerReq: r.postgresCpuMsPerReq,
+    baselinePostgresCpuMsPerReq: base.postgresCpuMsPerReq,
+    failures: r.failures,
+  };
+}
+
+/**
+ * verification-api on a database of its own (migrated), with a product, its key, a default level, the
+ * applicants the status read and the seeding use, and a hosted SDK session. `create` and `status` are the two
+ * measured sides ({ label, run(connections, seconds, measureOpts) }).
+ */
+async function deployment(name) {
+  const { createTestEnvironment, migratorFor, TEST_ADMIN_TOKEN } = appRequire('@tessera/testing');
+  const { databaseOptions } = appRequire('./dist/database/database');
+  const testEnv = await createTestEnvironment([
+    migratorFor(databaseOptions, join(root, 'apps/verification-api/src/database/migrations')),
+  ]);
+  let api = null;
+  try {
+    const env = { ...testEnv.env, DB_POOL_SIZE: String(POOL) };
+    api = await startServer(
+      name === 'empty' ? 'verification-api' : `verification-api-${name}`,
+      join(root, 'bench/lib/serve-verification.mjs'),
+      {
+        env: { BENCH_ENV: JSON.stringify(env) },
+        profile: true,
+      },
+    );
+    const admin = async (path, b) => {
+      const res = await fetch(`${api.url}/admin/v1${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(b),
+      });
+      if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+      return res.json();
+    };
+    const product = await admin('/products', { name: 'Bench' });
+    const key = await admin(`/products/${product.id}/keys`, { environment: 'production' });
+    await admin(`/products/${product.id}/levels`, {
+      name: 'BENCH_KYC',
+      applicantType: 'individual',
+      isDefault: true,
+      steps: [{ kind: 'personal_information' }, { kind: 'identity_doc' }, { kind: 'selfie' }],
+    });
+    const headers = {
+      'content-type': 'application/json',
+      'x-api-key': key.apiKey,
+      'x-api-secret': key.apiSecret,
+      'x-environment': 'production',
+    };
+    for (const id of ['bench-status', 'seed-template', 'bench-sdk']) {
+      const res = await fetch(`${api.url}/v1/applicants`, { method: 'POST', headers, body: body(id) });
+      if (res.status !== 201) throw new Error(`create ${id}: ${res.status} ${await res.text()}`);
+    }
+    // The hosted SDK's hot calls: a session link and its token.
+    const link = await (
+      await fetch(`${api.url}/v1/applicants/bench-sdk/verifications`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'text/plain' },
+      })
+    ).json();
+    const { token } = await (await fetch(`${api.url}/api/v1/sdk/links/${link.shortCode}`)).json();
+    if (!token) throw new Error('no SDK token');
+    const server = api;
+    return {
+      env,
+      api,
+      token,
+      shortCode: link.shortCode,
+      create: {
+        label: 'POST /v1/applicants',
+        run: (connections, duration, measureOpts) =>
+          measure(
+            'POST /v1/applicants',
+            server,
+            {
+              url: `${server.url}/v1/applicants`,
+              connections,
+              duration,
+              method: 'POST',
+              headers,
+              requests: [{ setupRequest: (req) => ({ ...req, body: body(`a-${randomUUID()}`) }) }],
+            },
+            measureOpts,
+          ),
+      },
+      status: {
+        label: 'GET /v1/applicants/{id}/status',
+        run: (connections, duration, measureOpts) =>
+          measure(
+            'GET /v1/applicants/{id}/status',
+            server,
+            {
+              url: `${server.url}/v1/applicants/bench-status/status`,
+              connections,
+              duration,
+              method: 'GET',
+              headers,
+            },
+            measureOpts,
+          ),
+      },
+      stop: async () => {
+        await server.stop();
+        await testEnv.teardown();
+      },
+    };
+  } catch (err) {
+    await api?.stop();
+    await testEnv.teardown();
+    throw err;
+  }
+}
 
 await standalone(import.meta.url, bench);

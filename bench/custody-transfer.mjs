@@ -2,9 +2,9 @@
 // Bench "custody": POST /transactions/transfer of custody-api between 10 funded hot wallets, every request
 // signed by libs/auth with a fresh Idempotency-Key, at each connection count of the scale curve, beside the bare
 // Fastify single INSERT … RETURNING in the same run on the same Postgres; then with 1 million transactions
-// preloaded (bench/seed-scale.mjs), beside the empty-table run. After each phase it checks for anomalies:
-// non-2xx answers, ledger sums against balances, negative balances, conservation of the total, transactions
-// created versus 201 answers.
+// preloaded (bench/seed-scale.mjs) in a second deployment, measured in alternating slices with the same figure
+// on the empty tables. After each point it checks for anomalies: non-2xx answers, ledger sums against
+// balances, negative balances, conservation of the total, transactions created versus 201 answers.
 //
 //   pnpm build && node bench/custody-transfer.mjs [--duration 5] [--connections 10,50,200] [--no-preload]
 //
@@ -39,7 +39,7 @@ async function sql(url, text, params = []) {
   }
 }
 
-/** Anomalies of the ledger after a phase (each a count; 0 is clean). */
+/** Anomalies of the ledger (each a count; 0 is clean). */
 async function ledgerAnomalies(url) {
   const [r] = await sql(
     url,
@@ -63,232 +63,42 @@ export const bench = {
   name: 'custody',
   description: 'custody-api transfer (10 hot wallets) vs bare Fastify INSERT',
   async run(ctx) {
-    const testing = appRequire('@tessera/testing');
-    const { databaseOptions } = appRequire('./dist/database/database');
-    const testEnv = await testing.createTestEnvironment([
-      testing.migratorFor(databaseOptions, join(root, 'apps/custody-api/src/database/migrations')),
-    ]);
-    const url = testEnv.env.DATABASE_URL;
     const figures = [];
+    const empty = await deployment('empty');
+    let scale = null;
     try {
-      const common = {
-        ...testEnv.env,
-        ...DEPLOYED_LOGGING,
-        NODE_ENV: 'production',
-        CUSTODY_RATE_LIMIT_PER_KEY: '100000000',
-        DB_POOL_SIZE: '20',
-        CHAIN_SIM_STEP_DELAY_MS: '0',
-        CHAIN_SIM_BLOCK_MS: '0',
-      };
-      const apiPort = await freePort();
-      const api = await startServer('custody-api', join(root, 'apps/custody-api/dist/main.js'), {
-        env: { ...common, PORT: String(apiPort) },
-        readyUrl: `http://127.0.0.1:${apiPort}/health`,
-        profile: true,
-      });
-      const workerPort = await freePort();
-      const worker = await startServer('custody-worker', join(root, 'apps/custody-api/dist/worker.js'), {
-        env: { ...common, WORKER_PORT: String(workerPort) },
-        readyUrl: `http://127.0.0.1:${workerPort}/health`,
-      });
-      const adminPost = async (path, body) => {
-        const res = await fetch(api.url + path, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${testEnv.env.ADMIN_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-        return res.json();
-      };
-      const tenant = await adminPost('/admin/tenants', { name: 'Bench' });
-      const key = await adminPost(`/admin/tenants/${tenant.id}/keys`, {
-        environment: 'test',
-        scopes: ['vaults:write', 'wallets:create', 'transfers:write', 'transactions:read', 'sandbox:write'],
-      });
-      const signed = async (method, path, body, headers = {}) => {
-        const raw = body === undefined ? '' : JSON.stringify(body);
-        const res = await fetch(api.url + path, {
-          method,
-          headers: {
-            ...signRequest(key.apiKey, key.apiSecret, { method, pathWithQuery: path, body: raw }),
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-            ...headers,
-          },
-          body: body === undefined ? undefined : raw,
-        });
-        if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-        return res.json();
-      };
-      const settled = async () => {
-        for (let i = 0; i < 600; i++) {
-          const [{ n }] = await sql(
-            url,
-            `SELECT count(*)::int AS n FROM custody.transactions WHERE status <> 'Completed'`,
-          );
-          if (n === 0) return;
-          await sleep(100);
-        }
-        throw new Error('funding did not complete');
-      };
-      progress(`custody: funding ${WALLETS} hot wallets`);
-      const wallets = [];
-      for (let i = 0; i < WALLETS; i++) {
-        const vault = await signed('POST', '/vaults', { externalId: `hot-${i}`, name: `Hot ${i}` });
-        const wallet = await signed('POST', `/vaults/${vault.id}/wallets`, { assetId: BTC });
-        await signed('POST', '/sandbox/deposits', { walletId: wallet.walletId, amount: FUNDING });
-        wallets.push(wallet.walletId);
-      }
-      await settled();
-      // The two seeding templates (wallet 0 → 1 and back), completed by the worker like any transfer.
-      for (const [i, [s, d]] of [
-        [0, 1],
-        [1, 0],
-      ].entries())
-        await signed(
-          'POST',
-          '/transactions/transfer',
-          { sourceWalletId: wallets[s], destinationWalletId: wallets[d], amount: '0.00000001' },
-          { 'idempotency-key': `seed-template-${i}` },
-        );
-      await settled();
-      await worker.stop();
-
-      const transferRequest = (timestampMs, run) => {
-        const s = Math.floor(Math.random() * wallets.length);
-        let d = Math.floor(Math.random() * (wallets.length - 1));
-        if (d >= s) d++;
-        const body = JSON.stringify({
-          sourceWalletId: wallets[s],
-          destinationWalletId: wallets[d],
-          amount: '0.00000001',
-        });
-        return {
-          method: 'POST',
-          path: '/transactions/transfer',
-          body,
-          headers: {
-            'content-type': 'application/json',
-            'idempotency-key': `${run}-${randomUUID()}`,
-            ...signRequest(key.apiKey, key.apiSecret, {
-              method: 'POST',
-              pathWithQuery: '/transactions/transfer',
-              body,
-              timestamp: String(timestampMs),
-            }),
-          },
-        };
-      };
-      // Requests are signed before each run, so the load generator's HMAC work does not compete with the API
-      // for the CPU. Every request gets its own millisecond timestamp (the replay cache refuses a repeated
-      // signature), spread from now - 20 s and used oldest first, so each stays inside the 30 s drift. A slice
-      // signs for its own seconds only: the timestamps run 3 ms per real ms, and a point's slices together must
-      // not run further ahead than one whole run of `--duration` did.
-      let nextTimestampMs = 0;
-      // Every run's idempotency keys share a prefix, so the transfers it created are counted exactly (the key
-      // is written in the transfer's own statement), whatever the warm-up or an earlier run still has in flight.
-      const signedRequests = (seconds, run) => {
-        const count = Math.ceil(seconds * PRESIGNED_PER_SECOND);
-        const start = Math.max(nextTimestampMs, Date.now() - 20_000);
-        nextTimestampMs = start + count;
-        const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i, run));
-        let next = 0;
-        return [
-          {
-            setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextTimestampMs++, run)) }),
-          },
-        ];
-      };
-      const transfersOf = async (run) =>
-        (
-          await sql(
-            url,
-            `SELECT count(*)::int AS n FROM custody.idempotency_keys k
-             JOIN custody.transactions t ON t.id = (k.response->>'transactionId')::uuid
-             WHERE k.endpoint = 'transfer' AND starts_with(k.key, $1)`,
-            [`${run}-`],
-          )
-        )[0].n;
-      let runs = 0;
-      const baseline = await startBaselineServer(url, { pool: 20 });
+      const baseline = await startBaselineServer(empty.url, { pool: 20 });
       const insertBody = () => ({
-        sourceWalletId: wallets[0],
-        destinationWalletId: wallets[1],
+        sourceWalletId: empty.wallets[0],
+        destinationWalletId: empty.wallets[1],
         amount: '0.00000001',
       });
-      // A point: transfers and the baseline INSERT in alternating slices (load.mjs interleaved); the result is
-      // the transfers' with the baseline's under `base`.
-      const transfer = async (c) => {
-        const run = `run-${runs++}`;
-        const [base, r] = await interleaved(
-          [
-            {
-              label: 'baseline INSERT',
-              connections: c,
-              run: (s, o) => measureInsert(baseline, { connections: c, duration: s, body: insertBody }, o),
-            },
-            {
-              label: 'POST /transactions/transfer',
-              connections: c,
-              run: async (s, o) => {
-                if (o.warmSeconds > 0)
-                  await measure(
-                    'warm-up',
-                    api,
-                    { url: api.url, connections: c, duration: 1, requests: signedRequests(1, `warm-${run}`) },
-                    { warmSeconds: 0, quiet: true },
-                  );
-                return measure(
-                  'POST /transactions/transfer',
-                  api,
-                  {
-                    url: api.url,
-                    connections: c,
-                    duration: s,
-                    requests: signedRequests(s, run),
-                  },
-                  { warmSeconds: 0, quiet: true },
-                );
-              },
-            },
-          ],
+      const insert = {
+        label: 'baseline INSERT',
+        run: (c, s, o) => measureInsert(baseline, { connections: c, duration: s, body: insertBody }, o),
+      };
+      // A point: two sides in alternating slices (load.mjs interleaved); then each deployment's transfers are
+      // counted against its 201 answers and its ledger is checked (`anomalies` on each transfer result).
+      const point = async (c, sides) => {
+        const runs = sides.map((side) => side.deployment?.nextRun());
+        const results = await interleaved(
+          sides.map((side, i) => ({
+            label: side.label,
+            connections: c,
+            run: (s, o) => side.run(c, s, o, runs[i]),
+          })),
           ctx.duration,
         );
-        // Requests still in flight when autocannon stopped commit afterwards: wait until the count is still.
-        let created = await transfersOf(run);
-        for (let i = 0; i < 100; i++) {
-          await sleep(200);
-          const now = await transfersOf(run);
-          if (now === created) break;
-          created = now;
-        }
-        // At most `c` requests were in flight when each slice stopped; they may commit without counting as 2xx.
-        r.lost = Math.max(0, r.ok2xx - created);
-        r.extra = created - r.ok2xx > c * r.slices ? created - r.ok2xx - c * r.slices : 0;
-        r.base = base;
-        return r;
-      };
-      const phaseAnomalies = async (results) => {
-        const ledger = await ledgerAnomalies(url);
-        const counted = results.reduce((n, r) => n + r.lost + r.extra, 0);
-        if (counted + ledger.ledgerMismatches + ledger.negativeBalances + ledger.totalNotConserved > 0)
-          progress(
-            `  anomalies: ${results.map((r) => `${r.lost} answered 201 but not found, ${r.extra} found but not answered`).join('; ')}; ${ledger.ledgerMismatches} ledger mismatches, ${ledger.negativeBalances} negative balances, ${ledger.totalNotConserved} totals not conserved`,
-          );
-        return (
-          results.reduce((n, r) => n + r.lost + r.extra, 0) +
-          ledger.ledgerMismatches +
-          ledger.negativeBalances +
-          ledger.totalNotConserved
-        );
+        for (const [i, side] of sides.entries())
+          if (side.deployment) results[i].anomalies = await side.deployment.anomalies(results[i], runs[i], c);
+        return results;
       };
 
-      const empty = {};
+      const emptyAt = {};
       for (const c of ctx.connections) {
         progress(`custody: ${c} connections`);
-        const r = await transfer(c);
-        const base = r.base;
-        r.anomalies = await phaseAnomalies([r]);
-        empty[c] = r;
+        const [base, r] = await point(c, [insert, empty.transfer]);
+        emptyAt[c] = r;
         figures.push(
           figure({
             key: `custody.transfer.c${c}`,
@@ -298,24 +108,22 @@ export const bench = {
             rows: 'empty',
             figure: `custody transfer (10 hot wallets), ${c} conn`,
             unit: 'req/s',
-            value: r.reqPerSec,
-            baseline: base.reqPerSec,
-            baselineLabel: 'INSERT',
-            p50Ms: r.p50Ms,
-            p99Ms: r.p99Ms,
-            baselineP99Ms: base.p99Ms,
-            cpuMsPerReq: r.cpuMsPerReq,
-            baselineCpuMsPerReq: base.cpuMsPerReq,
-            postgresCpuMsPerReq: r.postgresCpuMsPerReq,
-            baselinePostgresCpuMsPerReq: base.postgresCpuMsPerReq,
-            anomalies: r.anomalies,
-            failures: r.failures,
+            ...against(r, base, 'INSERT'),
             goal: { ratioAtLeast: 0.8, zeroAnomalies: true },
           }),
         );
       }
+      await baseline.stop();
+
       if (ctx.preload) {
-        const seeded = await seed(url, 'transactions', ctx.rows);
+        // A second deployment on its own database holds the million rows; each preloaded point runs in
+        // alternating slices with the same point on the empty tables, so both see the same machine.
+        scale = await deployment('preloaded');
+        // The empty-table API has been warmed by the whole empty phase; warm this one's JIT as long.
+        progress('custody: warming the preloaded deployment');
+        for (const c of ctx.connections)
+          await scale.transfer.run(c, ctx.duration, { warmSeconds: 1, quiet: true }, scale.nextRun());
+        const seeded = await seed(scale.url, 'transactions', ctx.rows);
         figures.push(
           figure({
             key: 'custody.seed',
@@ -324,15 +132,13 @@ export const bench = {
             unit: 's',
             value: seeded.seconds,
             rowsSeeded: seeded.rows,
-            explain: await explainHotPaths(url, 'transactions'),
+            explain: await explainHotPaths(scale.url, 'transactions'),
           }),
         );
+        const preloaded = { ...scale.transfer, label: `${scale.transfer.label}, ${rowsLabel(ctx.rows)}` };
         for (const c of ctx.connections) {
           progress(`custody: ${c} connections, ${ctx.rows.toLocaleString('en')} transactions preloaded`);
-          const r = await transfer(c);
-          const base = r.base;
-          r.anomalies = await phaseAnomalies([r]);
-          const e = empty[c];
+          const [e, r] = await point(c, [empty.transfer, preloaded]);
           figures.push(
             figure({
               key: `custody.transfer.c${c}.preloaded`,
@@ -342,31 +148,255 @@ export const bench = {
               rows: ctx.rows,
               figure: `custody transfer, ${c} conn, ${rowsLabel(ctx.rows)}`,
               unit: 'req/s',
-              value: r.reqPerSec,
-              baseline: e.reqPerSec,
-              baselineLabel: 'empty',
-              drift: e.base.reqPerSec / base.reqPerSec,
-              p50Ms: r.p50Ms,
-              p99Ms: r.p99Ms,
-              baselineP99Ms: e.p99Ms,
-              cpuMsPerReq: r.cpuMsPerReq,
-              baselineCpuMsPerReq: e.cpuMsPerReq,
-              postgresCpuMsPerReq: r.postgresCpuMsPerReq,
-              baselinePostgresCpuMsPerReq: e.postgresCpuMsPerReq,
-              anomalies: r.anomalies,
-              failures: r.failures,
+              ...against(r, e, 'empty'),
               goal: { ratioAtLeast: 0.8, p99AtMostBaselineTimes: 1.5, zeroAnomalies: true },
             }),
           );
         }
       }
-      await baseline.stop();
-      await api.stop();
     } finally {
-      await testEnv.teardown();
+      await scale?.stop();
+      await empty.stop();
     }
     return figures;
   },
 };
+
+/** A figure's numbers beside its baseline's (both `measure` results). */
+function against(r, base, baselineLabel) {
+  return {
+    value: r.reqPerSec,
+    baseline: base.reqPerSec,
+    baselineLabel,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    baselineP99Ms: base.p99Ms,
+    cpuMsPerReq: r.cpuMsPerReq,
+    baselineCpuMsPerReq: base.cpuMsPerReq,
+    postgresCpuMsPerReq: r.postgresCpuMsPerReq,
+    baselinePostgresCpuMsPerReq: base.postgresCpuMsPerReq,
+    anomalies: r.anomalies,
+    failures: r.failures,
+  };
+}
+
+/**
+ * custody-api on a database of its own (migrated): a tenant, its key, 10 hot wallets funded by the worker, and
+ * the two completed transfers the seeding copies. `transfer` is the measured side
+ * ({ label, deployment, run(connections, seconds, measureOpts, run) }); `anomalies(result, run, connections)`
+ * counts what a point of it left wrong.
+ */
+async function deployment(name) {
+  const testing = appRequire('@tessera/testing');
+  const { databaseOptions } = appRequire('./dist/database/database');
+  const testEnv = await testing.createTestEnvironment([
+    testing.migratorFor(databaseOptions, join(root, 'apps/custody-api/src/database/migrations')),
+  ]);
+  const url = testEnv.env.DATABASE_URL;
+  const servers = [];
+  const stop = async () => {
+    for (const s of servers.reverse()) await s.stop();
+    await testEnv.teardown();
+  };
+  try {
+    const common = {
+      ...testEnv.env,
+      ...DEPLOYED_LOGGING,
+      NODE_ENV: 'production',
+      CUSTODY_RATE_LIMIT_PER_KEY: '100000000',
+      DB_POOL_SIZE: '20',
+      CHAIN_SIM_STEP_DELAY_MS: '0',
+      CHAIN_SIM_BLOCK_MS: '0',
+    };
+    const suffix = name === 'empty' ? '' : `-${name}`;
+    const apiPort = await freePort();
+    const api = await startServer(`custody-api${suffix}`, join(root, 'apps/custody-api/dist/main.js'), {
+      env: { ...common, PORT: String(apiPort) },
+      readyUrl: `http://127.0.0.1:${apiPort}/health`,
+      profile: true,
+    });
+    servers.push(api);
+    const workerPort = await freePort();
+    const worker = await startServer(
+      `custody-worker${suffix}`,
+      join(root, 'apps/custody-api/dist/worker.js'),
+      {
+        env: { ...common, WORKER_PORT: String(workerPort) },
+        readyUrl: `http://127.0.0.1:${workerPort}/health`,
+      },
+    );
+    servers.push(worker);
+    const adminPost = async (path, body) => {
+      const res = await fetch(api.url + path, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${testEnv.env.ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+      return res.json();
+    };
+    const tenant = await adminPost('/admin/tenants', { name: 'Bench' });
+    const key = await adminPost(`/admin/tenants/${tenant.id}/keys`, {
+      environment: 'test',
+      scopes: ['vaults:write', 'wallets:create', 'transfers:write', 'transactions:read', 'sandbox:write'],
+    });
+    const signed = async (method, path, body, headers = {}) => {
+      const raw = body === undefined ? '' : JSON.stringify(body);
+      const res = await fetch(api.url + path, {
+        method,
+        headers: {
+          ...signRequest(key.apiKey, key.apiSecret, { method, pathWithQuery: path, body: raw }),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : raw,
+      });
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return res.json();
+    };
+    const settled = async () => {
+      for (let i = 0; i < 600; i++) {
+        const [{ n }] = await sql(
+          url,
+          `SELECT count(*)::int AS n FROM custody.transactions WHERE status <> 'Completed'`,
+        );
+        if (n === 0) return;
+        await sleep(100);
+      }
+      throw new Error('funding did not complete');
+    };
+    progress(`custody (${name}): funding ${WALLETS} hot wallets`);
+    const wallets = [];
+    for (let i = 0; i < WALLETS; i++) {
+      const vault = await signed('POST', '/vaults', { externalId: `hot-${i}`, name: `Hot ${i}` });
+      const wallet = await signed('POST', `/vaults/${vault.id}/wallets`, { assetId: BTC });
+      await signed('POST', '/sandbox/deposits', { walletId: wallet.walletId, amount: FUNDING });
+      wallets.push(wallet.walletId);
+    }
+    await settled();
+    // The two seeding templates (wallet 0 → 1 and back), completed by the worker like any transfer.
+    for (const [i, [s, d]] of [
+      [0, 1],
+      [1, 0],
+    ].entries())
+      await signed(
+        'POST',
+        '/transactions/transfer',
+        { sourceWalletId: wallets[s], destinationWalletId: wallets[d], amount: '0.00000001' },
+        { 'idempotency-key': `seed-template-${i}` },
+      );
+    await settled();
+    await worker.stop();
+    servers.pop();
+
+    const transferRequest = (timestampMs, run) => {
+      const s = Math.floor(Math.random() * wallets.length);
+      let d = Math.floor(Math.random() * (wallets.length - 1));
+      if (d >= s) d++;
+      const body = JSON.stringify({
+        sourceWalletId: wallets[s],
+        destinationWalletId: wallets[d],
+        amount: '0.00000001',
+      });
+      return {
+        method: 'POST',
+        path: '/transactions/transfer',
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': `${run}-${randomUUID()}`,
+          ...signRequest(key.apiKey, key.apiSecret, {
+            method: 'POST',
+            pathWithQuery: '/transactions/transfer',
+            body,
+            timestamp: String(timestampMs),
+          }),
+        },
+      };
+    };
+    // Requests are signed before each run, so the load generator's HMAC work does not compete with the API
+    // for the CPU. Every request gets its own millisecond timestamp (the replay cache refuses a repeated
+    // signature), spread from now - 20 s and used oldest first, so each stays inside the 30 s drift. A slice
+    // signs for its own seconds only: the timestamps run 3 ms per real ms, and a point's slices together must
+    // not run further ahead than one whole run of `--duration` did.
+    let nextTimestampMs = 0;
+    // Every run's idempotency keys share a prefix, so the transfers it created are counted exactly (the key
+    // is written in the transfer's own statement), whatever the warm-up or an earlier run still has in flight.
+    const signedRequests = (seconds, run) => {
+      const count = Math.ceil(seconds * PRESIGNED_PER_SECOND);
+      const start = Math.max(nextTimestampMs, Date.now() - 20_000);
+      nextTimestampMs = start + count;
+      const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i, run));
+      let next = 0;
+      return [
+        {
+          setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextTimestampMs++, run)) }),
+        },
+      ];
+    };
+    const transfersOf = async (run) =>
+      (
+        await sql(
+          url,
+          `SELECT count(*)::int AS n FROM custody.idempotency_keys k
+           JOIN custody.transactions t ON t.id = (k.response->>'transactionId')::uuid
+           WHERE k.endpoint = 'transfer' AND starts_with(k.key, $1)`,
+          [`${run}-`],
+        )
+      )[0].n;
+    let runs = 0;
+    const self = {
+      url,
+      wallets,
+      nextRun: () => `run-${runs++}`,
+      transfer: {
+        label: 'POST /transactions/transfer',
+        run: async (c, s, o, run) => {
+          if (o.warmSeconds > 0)
+            await measure(
+              'warm-up',
+              api,
+              { url: api.url, connections: c, duration: 1, requests: signedRequests(1, `warm-${run}`) },
+              { warmSeconds: 0, quiet: true },
+            );
+          return measure(
+            'POST /transactions/transfer',
+            api,
+            { url: api.url, connections: c, duration: s, requests: signedRequests(s, run) },
+            { warmSeconds: 0, quiet: true },
+          );
+        },
+      },
+      /** What one point left wrong: transfers created versus 201 answers, and the ledger. */
+      async anomalies(r, run, c) {
+        // Requests still in flight when autocannon stopped commit afterwards: wait until the count is still.
+        let created = await transfersOf(run);
+        for (let i = 0; i < 100; i++) {
+          await sleep(200);
+          const now = await transfersOf(run);
+          if (now === created) break;
+          created = now;
+        }
+        // At most `c` requests were in flight when each slice stopped; they may commit without counting as 2xx.
+        const lost = Math.max(0, r.ok2xx - created);
+        const extra = created - r.ok2xx > c * r.slices ? created - r.ok2xx - c * r.slices : 0;
+        const ledger = await ledgerAnomalies(url);
+        const total =
+          lost + extra + ledger.ledgerMismatches + ledger.negativeBalances + ledger.totalNotConserved;
+        if (total > 0)
+          progress(
+            `  anomalies (${name}): ${lost} answered 201 but not found, ${extra} found but not answered; ${ledger.ledgerMismatches} ledger mismatches, ${ledger.negativeBalances} negative balances, ${ledger.totalNotConserved} totals not conserved`,
+          );
+        return total;
+      },
+      stop,
+    };
+    self.transfer.deployment = self;
+    return self;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
 
 await standalone(import.meta.url, bench);

@@ -27,14 +27,7 @@ export function figure(f) {
       : f.lowerIsBetter
         ? f.baseline / f.value
         : f.value / f.baseline;
-  // Preloaded-table figures compare with a run made minutes earlier; the same-run baseline is measured again
-  // beside each, and `drift` = baseline then / baseline now corrects the ratio for the machine's load change.
-  const ratio =
-    f.ratioOverride != null
-      ? f.ratioOverride
-      : rawRatio != null && f.drift != null && Number.isFinite(f.drift)
-        ? rawRatio * f.drift
-        : rawRatio;
+  const ratio = f.ratioOverride != null ? f.ratioOverride : rawRatio;
   const goal = f.goal ?? null;
   let met = null;
   if (goal) {
@@ -63,11 +56,11 @@ export function figure(f) {
  * second), the server CPU per request at which that rate costs exactly one core, 1,000 ms / rate. One Node
  * process cannot spend more than one core, so a single-process product whose CPU per request is above this
  * cannot meet the goal however its waits are arranged. Null for figures without such a goal, without a CPU
- * reading, or compared with an earlier run (the preloaded-table figures).
+ * reading, or compared with the product itself (the preloaded-table figures, against the empty tables).
  */
 function cpuBudget(f) {
   const rate = f.goal?.ratioAtLeast != null && !f.lowerIsBetter ? f.goal.ratioAtLeast * f.baseline : null;
-  if (!rate || !Number.isFinite(rate) || f.drift != null || f.cpuMsPerReq == null) return null;
+  if (!rate || !Number.isFinite(rate) || typeof f.rows === 'number' || f.cpuMsPerReq == null) return null;
   return 1000 / rate;
 }
 
@@ -136,7 +129,6 @@ export function aggregate(runs) {
       baselineCpuMsPerReq: med('baselineCpuMsPerReq'),
       postgresCpuMsPerReq: med('postgresCpuMsPerReq'),
       baselinePostgresCpuMsPerReq: med('baselinePostgresCpuMsPerReq'),
-      drift: med('drift') ?? undefined,
       failures: list.reduce((n, f) => n + (f.failures ?? 0), 0),
       anomalies: list.some((f) => f.anomalies != null)
         ? list.reduce((n, f) => n + (f.anomalies ?? 0), 0)
@@ -218,7 +210,7 @@ export function table(figures) {
       `${withSpread(f.value, f.spread?.value, f.unit)}${extra.length ? `, ${extra.join(', ')}` : ''}`,
       f.baseline == null
         ? '–'
-        : `${withSpread(f.baseline, f.spread?.baseline, f.unit)} ${f.baselineLabel ?? ''}${f.drift != null ? ` (drift ×${f.drift.toFixed(2)})` : ''}`.trim(),
+        : `${withSpread(f.baseline, f.spread?.baseline, f.unit)} ${f.baselineLabel ?? ''}`.trim(),
       withSpread(f.ratio, f.spread?.ratio, '', pct),
       goalText(f.goal),
       met,
