@@ -36,6 +36,11 @@ export const baseEnvSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10000),
   /** Producing services only: false leaves the outbox relay idle (another process relays). */
   OUTBOX_RELAY_ENABLED: boolean.default(true),
+  /**
+   * Producing services only: a busy outbox relay starts a pass at most once per this many ms (the commits that
+   * wake it meanwhile share the next pass); an idle relay's first wake runs at once. 0: a pass per wake.
+   */
+  OUTBOX_RELAY_MIN_INTERVAL_MS: z.coerce.number().int().min(0).max(1000).default(20),
   /** Producing services only: relayed outbox rows older than this are deleted by the relay; 0 keeps them. */
   OUTBOX_RETENTION_HOURS: z.coerce.number().int().min(0).max(87600).default(168),
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { serviceDataSourceOptions } from './database';
@@ -143,6 +144,89 @@ describe('the outbox claim', () => {
       expect(enqueued).toEqual([ids, ids]); // enqueued again: BullMQ's job id and the inbox deduplicate
     } finally {
       await ds.destroy();
+    }
+  });
+});
+
+/** A relay on its own pool whose enqueues are recorded, one list of event ids per pass. */
+async function recordingRelay(options: { minIntervalMs: number }) {
+  const ds = await new DataSource(
+    serviceDataSourceOptions({
+      url: POSTGRES_URL,
+      schema,
+      entities: [OutboxEventEntity],
+      migrations: [],
+      poolSize: 2,
+    }),
+  ).initialize();
+  const passes: string[][] = [];
+  const queues = {
+    addBulk: async (_job: string, jobs: { payload: { events: { eventId: string }[] } }[]) => {
+      passes.push(jobs.flatMap((j) => j.payload.events.map((e) => e.eventId)));
+    },
+  } as unknown as JobQueues;
+  const relay = new OutboxRelay(ds, queues, {} as never, { source: 'custody', pollMs: 60_000, ...options });
+  return {
+    relay,
+    passes,
+    relayed: () => passes.flat(),
+    stop: async () => {
+      await relay.onApplicationShutdown();
+      await ds.destroy();
+    },
+  };
+}
+
+/** A producer that commits one row and wakes the relay every 5 ms for `ms` milliseconds; answers the ids. */
+async function busyProducer(relay: OutboxRelay, ms: number): Promise<string[]> {
+  const ids: string[] = [];
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    ids.push(...(await append(1)));
+    relay.wake();
+    await sleep(5);
+  }
+  return ids;
+}
+
+async function until(done: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(10);
+  }
+}
+
+describe("the relay's pace (decision 0418)", () => {
+  beforeEach(() => a.query('UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL'));
+
+  it("runs an idle relay's first wake at once, then one pass per interval while commits keep waking it", async () => {
+    const paced = await recordingRelay({ minIntervalMs: 400 });
+    try {
+      const [first] = await append(1);
+      const woken = Date.now();
+      paced.relay.wake();
+      await until(() => paced.relayed().includes(first!));
+      expect(Date.now() - woken).toBeLessThan(200); // not held back by the interval
+      const ids = await busyProducer(paced.relay, 1200);
+      await until(() => ids.every((id) => paced.relayed().includes(id)));
+      // 1.2 s of commits every ~5 ms: about one pass per 400 ms, each carrying every row committed meanwhile.
+      expect(paced.passes.length - 1).toBeLessThanOrEqual(5);
+      expect(paced.relayed().sort()).toEqual([first!, ...ids].sort()); // each row once
+    } finally {
+      await paced.stop();
+    }
+  });
+
+  it('without an interval, runs a pass per wake that finds it idle (the control)', async () => {
+    const eager = await recordingRelay({ minIntervalMs: 0 });
+    try {
+      const ids = await busyProducer(eager.relay, 1200);
+      await until(() => ids.every((id) => eager.relayed().includes(id)));
+      expect(eager.passes.length).toBeGreaterThan(15);
+      expect(eager.relayed().sort()).toEqual([...ids].sort());
+    } finally {
+      await eager.stop();
     }
   });
 });

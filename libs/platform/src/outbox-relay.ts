@@ -29,6 +29,8 @@ export interface OutboxRelayOptions {
   /** Backstop poll when no NOTIFY arrives (default 1000 ms; the contract's "about every 5 s" is a ceiling). */
   pollMs?: number;
   batchSize?: number;
+  /** Overrides OUTBOX_RELAY_MIN_INTERVAL_MS (the least time from one pass's start to the next while busy). */
+  minIntervalMs?: number;
   /** How often the retention pass runs (default 60 s); OUTBOX_RETENTION_HOURS says what it deletes. */
   pruneEveryMs?: number;
   /**
@@ -111,6 +113,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly logger = new Logger(OutboxRelay.name);
   private listener: Client | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private paced: NodeJS.Timeout | null = null;
+  private lastStart = 0;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -160,14 +164,34 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     }
   }
 
-  /** Runs the relay now (or right after the current run). */
+  /**
+   * The least time from one pass's start to the next (decision 0418): a producer that commits every few
+   * milliseconds wakes the relay once per commit, and a pass per wake cost more than the commits' own relaying
+   * (a transaction, a BullMQ enqueue, a commit). Within the interval, wakes share one pass at its end; the first
+   * wake after a quiet interval runs at once, and a backlog (full batches) drains without pause in `drain`.
+   */
+  private minIntervalMs(): number {
+    return this.options.minIntervalMs ?? this.platform.env.OUTBOX_RELAY_MIN_INTERVAL_MS;
+  }
+
+  /** Runs the relay now, or right after the current run, or at the end of the interval (minIntervalMs). */
   wake(): void {
     if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
     }
+    if (this.paced) return; // a pass is due at the end of the interval; it takes these rows too
+    const wait = this.lastStart + this.minIntervalMs() - Date.now();
+    if (wait > 0) {
+      this.paced = setTimeout(() => {
+        this.paced = null;
+        this.wake();
+      }, wait);
+      return;
+    }
     if (this.timer) clearTimeout(this.timer);
+    this.lastStart = Date.now();
     this.running = this.drain().finally(() => {
       this.running = null;
       if (this.again) {
@@ -295,6 +319,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
+    if (this.paced) clearTimeout(this.paced);
     if (this.pruneTimer) clearTimeout(this.pruneTimer);
     await Promise.all([this.running, this.pruning]);
     await this.listener?.end().catch(() => undefined);
