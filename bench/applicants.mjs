@@ -12,7 +12,7 @@ import { standalone } from './lib/bench.mjs';
 import { startBaselineServer, measureInsert, measureGet } from './lib/baselines.mjs';
 import { interleaved, measure } from './lib/load.mjs';
 import { requireFrom, root, startServer } from './lib/proc.mjs';
-import { figure, progress, rowsLabel } from './lib/report.mjs';
+import { against, figure, progress, rowsLabel } from './lib/report.mjs';
 import { explainHotPaths, seed } from './seed-scale.mjs';
 
 const appRequire = requireFrom('apps/verification-api');
@@ -28,9 +28,10 @@ export const bench = {
     const figures = [];
     const empty = await deployment('empty');
     let scale = null;
+    let baseline = null;
     try {
       const { api } = empty;
-      const baseline = await startBaselineServer(empty.env.DATABASE_URL, { pool: POOL });
+      baseline = await startBaselineServer(empty.env.DATABASE_URL, { pool: POOL });
       // Each figure and its baseline in alternating slices (load.mjs interleaved).
       const paired = (c, sideA, sideB) =>
         interleaved(
@@ -114,6 +115,7 @@ export const bench = {
         );
       }
       await baseline.stop();
+      baseline = null;
 
       if (ctx.preload) {
         // A second deployment on its own database holds the million rows; each preloaded point runs in
@@ -162,29 +164,13 @@ export const bench = {
         }
       }
     } finally {
+      await baseline?.stop();
       await scale?.stop();
       await empty.stop();
     }
     return figures;
   },
 };
-
-/** A figure's numbers beside its baseline's (both `measure` results). */
-function against(r, base, baselineLabel) {
-  return {
-    value: r.reqPerSec,
-    baseline: base.reqPerSec,
-    baselineLabel,
-    p50Ms: r.p50Ms,
-    p99Ms: r.p99Ms,
-    baselineP99Ms: base.p99Ms,
-    cpuMsPerReq: r.cpuMsPerReq,
-    baselineCpuMsPerReq: base.cpuMsPerReq,
-    postgresCpuMsPerReq: r.postgresCpuMsPerReq,
-    baselinePostgresCpuMsPerReq: base.postgresCpuMsPerReq,
-    failures: r.failures,
-  };
-}
 
 /**
  * verification-api on a database of its own (migrated), with a product, its key, a default level, the

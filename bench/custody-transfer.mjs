@@ -17,7 +17,7 @@ import { standalone } from './lib/bench.mjs';
 import { startBaselineServer, measureInsert } from './lib/baselines.mjs';
 import { interleaved, measure } from './lib/load.mjs';
 import { DEPLOYED_LOGGING, freePort, requireFrom, root, startServer } from './lib/proc.mjs';
-import { figure, progress, rowsLabel } from './lib/report.mjs';
+import { against, figure, progress, rowsLabel } from './lib/report.mjs';
 import { explainHotPaths, seed } from './seed-scale.mjs';
 
 const appRequire = requireFrom('apps/custody-api');
@@ -66,8 +66,9 @@ export const bench = {
     const figures = [];
     const empty = await deployment('empty');
     let scale = null;
+    let baseline = null;
     try {
-      const baseline = await startBaselineServer(empty.url, { pool: 20 });
+      baseline = await startBaselineServer(empty.url, { pool: 20 });
       const insertBody = () => ({
         sourceWalletId: empty.wallets[0],
         destinationWalletId: empty.wallets[1],
@@ -114,6 +115,7 @@ export const bench = {
         );
       }
       await baseline.stop();
+      baseline = null;
 
       if (ctx.preload) {
         // A second deployment on its own database holds the million rows; each preloaded point runs in
@@ -155,30 +157,13 @@ export const bench = {
         }
       }
     } finally {
+      await baseline?.stop();
       await scale?.stop();
       await empty.stop();
     }
     return figures;
   },
 };
-
-/** A figure's numbers beside its baseline's (both `measure` results). */
-function against(r, base, baselineLabel) {
-  return {
-    value: r.reqPerSec,
-    baseline: base.reqPerSec,
-    baselineLabel,
-    p50Ms: r.p50Ms,
-    p99Ms: r.p99Ms,
-    baselineP99Ms: base.p99Ms,
-    cpuMsPerReq: r.cpuMsPerReq,
-    baselineCpuMsPerReq: base.cpuMsPerReq,
-    postgresCpuMsPerReq: r.postgresCpuMsPerReq,
-    baselinePostgresCpuMsPerReq: base.postgresCpuMsPerReq,
-    anomalies: r.anomalies,
-    failures: r.failures,
-  };
-}
 
 /**
  * custody-api on a database of its own (migrated): a tenant, its key, 10 hot wallets funded by the worker, and

@@ -399,3 +399,19 @@ test('load counts each connection’s first answer apart from the latencies', { 
     server.close();
   }
 });
+
+test('a preloaded figure against its empty-table twin from the same slices: ratio and p99 goal, no CPU budget', async () => {
+  const { against, figure } = await import('../bench/lib/report.mjs');
+  const side = (reqPerSec, p99Ms) => ({ reqPerSec, p99Ms, p50Ms: 1, cpuMsPerReq: 0.5, failures: 0 });
+  const goal = { ratioAtLeast: 0.8, p99AtMostBaselineTimes: 1.5 };
+  const ok = figure({ key: 'x', rows: 1_000_000, goal, ...against(side(900, 30), side(1000, 25), 'empty') });
+  assert.equal(ok.ratio, 0.9);
+  assert.equal(ok.baselineP99Ms, 25);
+  assert.equal(ok.met, true);
+  assert.equal(ok.cpuBudget, null);
+  // The p99 is judged against the twin's, measured in the same slices: 40 ms against 25 is 1.6×.
+  assert.equal(
+    figure({ key: 'x', rows: 1_000_000, goal, ...against(side(900, 40), side(1000, 25), 'empty') }).met,
+    false,
+  );
+});

@@ -51,6 +51,24 @@ export function figure(f) {
   return { ...rest, rawRatio, ratio, met, cpuBudget: cpuBudget(f) };
 }
 
+/** A figure's numbers beside its baseline's, both `measure` results (load.mjs): the fields `figure` takes. */
+export function against(r, base, baselineLabel) {
+  return {
+    value: r.reqPerSec,
+    baseline: base.reqPerSec,
+    baselineLabel,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    baselineP99Ms: base.p99Ms,
+    cpuMsPerReq: r.cpuMsPerReq,
+    baselineCpuMsPerReq: base.cpuMsPerReq,
+    postgresCpuMsPerReq: r.postgresCpuMsPerReq,
+    baselinePostgresCpuMsPerReq: base.postgresCpuMsPerReq,
+    anomalies: r.anomalies,
+    failures: r.failures,
+  };
+}
+
 /**
  * The CPU a ratio goal leaves per request: at the goal's rate (ratioAtLeast × the same-run baseline, per
  * second), the server CPU per request at which that rate costs exactly one core, 1,000 ms / rate. One Node
