@@ -12,6 +12,7 @@ import { standalone } from './lib/bench.mjs';
 import { startBaselineServer, measureInsert, measureGet } from './lib/baselines.mjs';
 import { interleaved, measure } from './lib/load.mjs';
 import { requireFrom, root, startServer } from './lib/proc.mjs';
+import { benchProduct } from './lib/verification-product.mjs';
 import { against, figure, progress, rowsLabel } from './lib/report.mjs';
 import { explainHotPaths, seed } from './seed-scale.mjs';
 
@@ -194,28 +195,13 @@ async function deployment(name) {
         profile: true,
       },
     );
-    const admin = async (path, b) => {
-      const res = await fetch(`${api.url}/admin/v1${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' },
-        body: JSON.stringify(b),
-      });
-      if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-      return res.json();
-    };
-    const product = await admin('/products', { name: 'Bench' });
-    const key = await admin(`/products/${product.id}/keys`, { environment: 'production' });
-    await admin(`/products/${product.id}/levels`, {
-      name: 'BENCH_KYC',
-      applicantType: 'individual',
-      isDefault: true,
-      steps: [{ kind: 'personal_information' }, { kind: 'identity_doc' }, { kind: 'selfie' }],
-    });
     const headers = {
       'content-type': 'application/json',
-      'x-api-key': key.apiKey,
-      'x-api-secret': key.apiSecret,
-      'x-environment': 'production',
+      ...(await benchProduct(api.url, TEST_ADMIN_TOKEN, [
+        { kind: 'personal_information' },
+        { kind: 'identity_doc' },
+        { kind: 'selfie' },
+      ])),
     };
     for (const id of ['bench-status', 'seed-template', 'bench-sdk']) {
       const res = await fetch(`${api.url}/v1/applicants`, { method: 'POST', headers, body: body(id) });

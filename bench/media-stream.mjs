@@ -16,6 +16,7 @@ import { standalone } from './lib/bench.mjs';
 import { startBaselineServer } from './lib/baselines.mjs';
 import { DEPLOYED_LOGGING, freePort, requireFrom, root, rssMb, startServer } from './lib/proc.mjs';
 import { figure, progress } from './lib/report.mjs';
+import { benchProduct } from './lib/verification-product.mjs';
 
 const appRequire = requireFrom('apps/verification-api');
 
@@ -175,28 +176,7 @@ export const bench = {
         if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
         return res.json();
       };
-      const admin = (path, body) =>
-        json(`/admin/v1${path}`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${testing.TEST_ADMIN_TOKEN}`,
-            'content-type': 'application/json',
-          },
-          body: JSON.stringify(body),
-        });
-      const product = await admin('/products', { name: 'Bench' });
-      const key = await admin(`/products/${product.id}/keys`, { environment: 'production' });
-      await admin(`/products/${product.id}/levels`, {
-        name: 'BENCH_KYC',
-        applicantType: 'individual',
-        isDefault: true,
-        steps: [{ kind: 'liveness' }],
-      });
-      const partner = {
-        'x-api-key': key.apiKey,
-        'x-api-secret': key.apiSecret,
-        'x-environment': 'production',
-      };
+      const partner = await benchProduct(apiUrl, testing.TEST_ADMIN_TOKEN, [{ kind: 'liveness' }]);
       await json('/v1/applicants', {
         method: 'POST',
         headers: { ...partner, 'content-type': 'application/json' },

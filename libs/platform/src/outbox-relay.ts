@@ -114,7 +114,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private listener: Client | null = null;
   private timer: NodeJS.Timeout | null = null;
   private paced: NodeJS.Timeout | null = null;
-  private lastStart = 0;
+  /** performance.now() at the last pass's start: monotonic, so a wall-clock step cannot stall the relay. */
+  private lastStart = -Infinity;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -182,7 +183,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       return;
     }
     if (this.paced) return; // a pass is due at the end of the interval; it takes these rows too
-    const wait = this.lastStart + this.minIntervalMs() - Date.now();
+    const wait = this.lastStart + this.minIntervalMs() - performance.now();
     if (wait > 0) {
       this.paced = setTimeout(() => {
         this.paced = null;
@@ -191,7 +192,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       return;
     }
     if (this.timer) clearTimeout(this.timer);
-    this.lastStart = Date.now();
+    this.lastStart = performance.now();
     this.running = this.drain().finally(() => {
       this.running = null;
       if (this.again) {
