@@ -8,7 +8,7 @@ import {
   DropOutboxNotifyTrigger1795480000000,
   OutboxNotifyTrigger1795230000000,
 } from './outbox-notify.migration';
-import { outboxChannel, registerLocalOutboxRelay, wakeOutboxRelay } from './outbox-wake';
+import { outboxChannel, paceOutboxWakes, registerLocalOutboxRelay, wakeOutboxRelay } from './outbox-wake';
 
 /**
  * Producers wake the relay after commit (docs/decisions/0403): directly when a relay runs on the same
@@ -21,6 +21,8 @@ const schema = `wake_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 let admin: Client;
 let listener: Client;
 let notified: number;
+/** performance.now() of each NOTIFY the listener received. */
+let notifiedAt: number[];
 
 const dataSource = () =>
   new DataSource(
@@ -56,14 +58,28 @@ beforeAll(async () => {
   listener = new Client({ connectionString: POSTGRES_URL });
   await listener.connect();
   listener.on('notification', (n) => {
-    if (n.channel === outboxChannel(schema)) notified += 1;
+    if (n.channel !== outboxChannel(schema)) return;
+    notified += 1;
+    notifiedAt.push(performance.now());
   });
   await listener.query(`LISTEN "${outboxChannel(schema)}"`);
 });
 
 beforeEach(() => {
   notified = 0;
+  notifiedAt = [];
 });
+
+/** Wakes the relay every 5 ms for `ms`; returns when the last wake was asked for. */
+async function wakeEvery5ms(ds: DataSource, ms: number): Promise<number> {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    wakeOutboxRelay(ds);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  wakeOutboxRelay(ds);
+  return performance.now();
+}
 
 afterAll(async () => {
   await listener?.end();
@@ -157,4 +173,25 @@ describe('waking the outbox relay', () => {
       await ds.destroy();
     }
   });
+
+  it('paces a busy producer to one NOTIFY per interval, the first at once and one after the last wake (decision 0419)', () =>
+    withDataSource(async (ds) => {
+      paceOutboxWakes(ds, 300);
+      const start = performance.now();
+      const lastWake = await wakeEvery5ms(ds, 1200);
+      await new Promise((r) => setTimeout(r, 600));
+      expect(notifiedAt[0] - start).toBeLessThan(150); // a quiet producer's first wake is not held
+      expect(notified).toBeGreaterThanOrEqual(4); // about one per 300 ms over 1.2 s, not one per wake
+      expect(notified).toBeLessThanOrEqual(6);
+      expect(notifiedAt.at(-1)!).toBeGreaterThan(lastWake); // the last commit is not left to the poll
+      for (let i = 1; i < notifiedAt.length; i++)
+        expect(notifiedAt[i] - notifiedAt[i - 1]).toBeGreaterThan(200);
+    }));
+
+  it('without a pace, sends a NOTIFY per wake whenever none is in flight (the control)', () =>
+    withDataSource(async (ds) => {
+      await wakeEvery5ms(ds, 600);
+      await settle();
+      expect(notified).toBeGreaterThan(30);
+    }));
 });

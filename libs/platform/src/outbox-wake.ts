@@ -17,7 +17,8 @@ import type {
  * - runs the relay in this process directly when one is registered on the same DataSource, or else
  * - sends `pg_notify` on the schema's channel in its own statement, one at a time per DataSource: wakes asked
  *   for while one is in flight are folded into a single follow-up, so under load the notifies stay off the
- *   producers' commits and few.
+ *   producers' commits and few. A busy producer sends at most one per OUTBOX_RELAY_MIN_INTERVAL_MS
+ *   (`paceOutboxWakes`, decision 0419): the relay it wakes starts a pass at most that often anyway (0418).
  * A wake is a hint: a lost one (a crash right after commit, a raw INSERT that calls nothing) waits for the
  * relay's backstop poll, and nothing is lost.
  */
@@ -29,6 +30,17 @@ export function outboxChannel(schema: string): string {
 
 const localRelays = new WeakMap<DataSource, () => void>();
 const notifiers = new WeakMap<DataSource, Map<string, Notifier>>();
+const wakePace = new WeakMap<DataSource, number>();
+
+/**
+ * A busy producer on this DataSource sends the relay's NOTIFY at most once per `minIntervalMs` (decision 0419);
+ * the first wake after a quiet interval goes at once. PlatformModule sets it from OUTBOX_RELAY_MIN_INTERVAL_MS,
+ * the interval at which the woken relay paces its passes, so pacing the wakes too adds no wait the relay's own
+ * pacing did not already impose. Unset: one NOTIFY at a time, with no interval.
+ */
+export function paceOutboxWakes(dataSource: DataSource, minIntervalMs: number): void {
+  wakePace.set(dataSource, minIntervalMs);
+}
 
 /** Called by OutboxRelay: wakes on this DataSource run it directly. Returns the unregister function. */
 export function registerLocalOutboxRelay(dataSource: DataSource, wake: () => void): () => void {
@@ -48,16 +60,18 @@ export function wakeOutboxRelay(dataSource: DataSource): void {
   notifyChannel(
     dataSource,
     outboxChannel(String((dataSource.options as { schema?: string }).schema ?? 'public')),
+    wakePace.get(dataSource) ?? 0,
   );
 }
 
 /**
  * Wakes whoever LISTENs on `channel`, after the commit that gave them work: a `pg_notify` in its own statement,
  * one at a time per DataSource and channel, with the wakes asked for while one is in flight folded into one
- * follow-up. Never inside a producing transaction (see above). A wake that fails is dropped: the listener's
- * poll is the backstop.
+ * follow-up, and, with `minIntervalMs`, at most one started per interval (the wakes asked for within it are
+ * folded into one at its end). Never inside a producing transaction (see above). A wake that fails is dropped:
+ * the listener's poll is the backstop.
  */
-export function notifyChannel(dataSource: DataSource, channel: string): void {
+export function notifyChannel(dataSource: DataSource, channel: string, minIntervalMs = 0): void {
   let byChannel = notifiers.get(dataSource);
   if (!byChannel) {
     byChannel = new Map();
@@ -68,26 +82,39 @@ export function notifyChannel(dataSource: DataSource, channel: string): void {
     notifier = new Notifier(dataSource, channel);
     byChannel.set(channel, notifier);
   }
-  notifier.notify();
+  notifier.notify(minIntervalMs);
 }
 
 class Notifier {
   private inFlight = false;
   private again = false;
+  private paced: NodeJS.Timeout | null = null;
+  private lastStart = -Infinity;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly channel: string,
   ) {}
 
-  notify(): void {
+  notify(minIntervalMs: number): void {
     if (this.inFlight) {
       // A commit that finished after the in-flight NOTIFY went out may not be visible to the listener run it
       // starts: one more NOTIFY follows it, for every wake asked for meanwhile.
       this.again = true;
       return;
     }
+    if (this.paced) return; // a NOTIFY is due at the end of the interval; it covers this commit too
     if (!this.dataSource.isInitialized) return;
+    const wait = this.lastStart + minIntervalMs - performance.now();
+    if (wait > 0) {
+      this.paced = setTimeout(() => {
+        this.paced = null;
+        this.notify(minIntervalMs);
+      }, wait);
+      this.paced.unref();
+      return;
+    }
+    this.lastStart = performance.now();
     this.inFlight = true;
     this.dataSource
       .query('SELECT pg_notify($1, $2)', [this.channel, ''])
@@ -96,7 +123,7 @@ class Notifier {
         this.inFlight = false;
         if (this.again) {
           this.again = false;
-          this.notify();
+          this.notify(minIntervalMs);
         }
       });
   }

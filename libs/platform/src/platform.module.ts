@@ -1,13 +1,22 @@
-import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { APP_FILTER, DiscoveryModule } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type Redis from 'ioredis';
+import { DataSource } from 'typeorm';
 import { CustodyExceptionFilter, VerificationExceptionFilter } from './exception-filters';
 import { HealthController } from './health.controller';
 import { pingController } from './ping.controller';
 import { JobQueues, JobWorkers } from './jobs';
 import { createLogger, loggingModule } from './logging';
 import { MetricsController, MetricsService } from './metrics';
+import { paceOutboxWakes } from './outbox-wake';
 import { createRedis, RedisKeys } from './redis';
 import { RpcClient } from './rpc';
 import { serviceDataSourceOptions } from './database';
@@ -28,6 +37,14 @@ class RedisLifecycle implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.all([this.redis, this.requestRedis].map(close));
+  }
+}
+
+/** The service's outbox wakes are paced like the relay's passes (decision 0419). */
+@Injectable()
+class OutboxWakePacing {
+  constructor(dataSource: DataSource, @Inject(PLATFORM_OPTIONS) options: PlatformOptions) {
+    paceOutboxWakes(dataSource, options.env.OUTBOX_RELAY_MIN_INTERVAL_MS);
   }
 }
 
@@ -91,6 +108,7 @@ export class PlatformModule {
           useClass: options.errorShape === 'custody' ? CustodyExceptionFilter : VerificationExceptionFilter,
         },
         RedisLifecycle,
+        OutboxWakePacing,
         MetricsService,
         JobQueues,
         JobWorkers,
