@@ -113,8 +113,10 @@ export class TransactionWriter {
   private readonly commits = new Batcher<NewTransaction, CreateOutcome>({
     run: (items) => this.writeBatch(items),
     maxBatchSize: MAX_BATCH,
-    // The second batch reserves its keys while the first holds the hot balance rows.
-    maxConcurrentBatches: 2,
+    // One batch in flight (decision 0420): batches on the same hot wallets commit one after the other anyway,
+    // and a second one in flight only waited on the first's row locks and re-checked them after its commit;
+    // the requests that arrive meanwhile make the next batch larger instead.
+    maxConcurrentBatches: 1,
     conflictKey: claimKey,
     // One request's bad data fails the whole statement: rerun each alone so it fails only itself.
     retryAlone: (err) => isDataError(err) || err instanceof MissingBalanceRowError,
