@@ -27,7 +27,9 @@ const BTC = 'a0000000-0000-4000-8000-000000000001';
 const WALLETS = 10;
 const FUNDING = '1000';
 /** Signed requests prepared per second of a run (more than the API answers here; extra ones are signed live). */
-const PRESIGNED_PER_SECOND = 3000;
+const PRESIGNED_PER_SECOND = 20_000;
+/** Requests signed with one millisecond timestamp, each for another wallet pair (at most 90 with 10 wallets). */
+const SIGNED_PER_MS = 20;
 
 async function sql(url, text, params = []) {
   const client = new Client({ connectionString: url });
@@ -274,13 +276,17 @@ async function deployment(name) {
     await worker.stop();
     servers.pop();
 
-    const transferRequest = (timestampMs, run) => {
-      const s = Math.floor(Math.random() * wallets.length);
-      let d = Math.floor(Math.random() * (wallets.length - 1));
-      if (d >= s) d++;
+    // Every ordered pair of distinct hot wallets: the transfers of one millisecond's timestamp each take a
+    // different pair, so no two requests share a signature (the replay cache refuses a repeated timestamp and
+    // signature) while many share a millisecond.
+    const pairs = wallets.flatMap((s) => wallets.filter((d) => d !== s).map((d) => [s, d]));
+    const transferRequest = (seq, run) => {
+      const timestampMs = Math.floor(seq / SIGNED_PER_MS);
+      // A random rotation per millisecond, then consecutive pairs: distinct within the millisecond.
+      const [source, destination] = pairs[(rotation(timestampMs) + (seq % SIGNED_PER_MS)) % pairs.length];
       const body = JSON.stringify({
-        sourceWalletId: wallets[s],
-        destinationWalletId: wallets[d],
+        sourceWalletId: source,
+        destinationWalletId: destination,
         amount: '0.00000001',
       });
       return {
@@ -299,23 +305,32 @@ async function deployment(name) {
         },
       };
     };
+    const rotations = new Map();
+    const rotation = (ms) => {
+      if (!rotations.has(ms)) rotations.set(ms, Math.floor(Math.random() * pairs.length));
+      return rotations.get(ms);
+    };
     // Requests are signed before each run, so the load generator's HMAC work does not compete with the API
-    // for the CPU. Every request gets its own millisecond timestamp (the replay cache refuses a repeated
-    // signature), spread from now - 20 s and used oldest first, so each stays inside the 30 s drift. A slice
-    // signs for its own seconds only: the timestamps run 3 ms per real ms, and a point's slices together must
-    // not run further ahead than one whole run of `--duration` did.
-    let nextTimestampMs = 0;
+    // for the CPU. SIGNED_PER_MS requests share each millisecond timestamp, from now - 20 s on, used oldest
+    // first, so at PRESIGNED_PER_SECOND the timestamps keep pace with the clock and stay inside the 30 s drift;
+    // requests beyond the pool are signed live and advance the timestamps as fast. (Before 2026-11-26 each
+    // request had a millisecond of its own: at more than 1,000 transfers a second the timestamps ran ahead of
+    // the clock, out of the drift window, and every later request answered 401.)
+    let nextSeq = 0;
     // Every run's idempotency keys share a prefix, so the transfers it created are counted exactly (the key
     // is written in the transfer's own statement), whatever the warm-up or an earlier run still has in flight.
     const signedRequests = (seconds, run) => {
       const count = Math.ceil(seconds * PRESIGNED_PER_SECOND);
-      const start = Math.max(nextTimestampMs, Date.now() - 20_000);
-      nextTimestampMs = start + count;
+      // A whole millisecond: the rotations of the one before are forgotten below.
+      const start =
+        Math.ceil(Math.max(nextSeq, (Date.now() - 20_000) * SIGNED_PER_MS) / SIGNED_PER_MS) * SIGNED_PER_MS;
+      nextSeq = start + count;
+      rotations.clear();
       const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i, run));
       let next = 0;
       return [
         {
-          setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextTimestampMs++, run)) }),
+          setupRequest: (req) => ({ ...req, ...(pool[next++] ?? transferRequest(nextSeq++, run)) }),
         },
       ];
     };
