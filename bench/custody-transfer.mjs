@@ -314,8 +314,8 @@ async function deployment(name) {
     // for the CPU. SIGNED_PER_MS requests share each millisecond timestamp, from now - 20 s on, used oldest
     // first, so at PRESIGNED_PER_SECOND the timestamps keep pace with the clock and stay inside the 30 s drift;
     // requests beyond the pool are signed live and advance the timestamps as fast. (Before 2026-11-26 each
-    // request had a millisecond of its own: at more than 1,000 transfers a second the timestamps ran ahead of
-    // the clock, out of the drift window, and every later request answered 401.)
+    // request had a millisecond of its own: the timestamps ran ahead of the clock by a second per thousand
+    // requests, out of the drift window on a fast machine, and every later request answered 401.)
     let nextSeq = 0;
     // Every run's idempotency keys share a prefix, so the transfers it created are counted exactly (the key
     // is written in the transfer's own statement), whatever the warm-up or an earlier run still has in flight.
