@@ -276,14 +276,18 @@ async function deployment(name) {
     await worker.stop();
     servers.pop();
 
-    // Every ordered pair of distinct hot wallets: the transfers of one millisecond's timestamp each take a
-    // different pair, so no two requests share a signature (the replay cache refuses a repeated timestamp and
-    // signature) while many share a millisecond.
-    const pairs = wallets.flatMap((s) => wallets.filter((d) => d !== s).map((d) => [s, d]));
+    // Every ordered pair of distinct hot wallets, in a random order. Request `seq` takes pair
+    // `seq % pairs.length`: the requests that share a millisecond timestamp are consecutive, so each has another
+    // pair and no two share a signature (the replay cache refuses a repeated timestamp and signature).
+    const pairs = wallets
+      .flatMap((s) => wallets.filter((d) => d !== s).map((d) => [s, d]))
+      .map((pair) => [Math.random(), pair])
+      .sort(([x], [y]) => x - y)
+      .map(([, pair]) => pair);
+    if (pairs.length < SIGNED_PER_MS) throw new Error('fewer wallet pairs than requests per millisecond');
     const transferRequest = (seq, run) => {
       const timestampMs = Math.floor(seq / SIGNED_PER_MS);
-      // A random rotation per millisecond, then consecutive pairs: distinct within the millisecond.
-      const [source, destination] = pairs[(rotation(timestampMs) + (seq % SIGNED_PER_MS)) % pairs.length];
+      const [source, destination] = pairs[seq % pairs.length];
       const body = JSON.stringify({
         sourceWalletId: source,
         destinationWalletId: destination,
@@ -305,11 +309,6 @@ async function deployment(name) {
         },
       };
     };
-    const rotations = new Map();
-    const rotation = (ms) => {
-      if (!rotations.has(ms)) rotations.set(ms, Math.floor(Math.random() * pairs.length));
-      return rotations.get(ms);
-    };
     // Requests are signed before each run, so the load generator's HMAC work does not compete with the API
     // for the CPU. SIGNED_PER_MS requests share each millisecond timestamp, from now - 20 s on, used oldest
     // first, so at PRESIGNED_PER_SECOND the timestamps keep pace with the clock and stay inside the 30 s drift;
@@ -321,11 +320,8 @@ async function deployment(name) {
     // is written in the transfer's own statement), whatever the warm-up or an earlier run still has in flight.
     const signedRequests = (seconds, run) => {
       const count = Math.ceil(seconds * PRESIGNED_PER_SECOND);
-      // A whole millisecond: the rotations of the one before are forgotten below.
-      const start =
-        Math.ceil(Math.max(nextSeq, (Date.now() - 20_000) * SIGNED_PER_MS) / SIGNED_PER_MS) * SIGNED_PER_MS;
+      const start = Math.max(nextSeq, (Date.now() - 20_000) * SIGNED_PER_MS);
       nextSeq = start + count;
-      rotations.clear();
       const pool = Array.from({ length: count }, (_, i) => transferRequest(start + i, run));
       let next = 0;
       return [

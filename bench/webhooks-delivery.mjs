@@ -279,14 +279,14 @@ export const bench = {
       );
       await producer.initialize();
       cleanups.unshift(() => producer.destroy());
-      // As in custody's API (PlatformModule): its wakes are paced like the relay's passes (decision 0419).
+      // As in custody's API: no relay in this process, so commits are followed by a NOTIFY, one at a time and
+      // paced like the relay's passes, as PlatformModule paces the API's (decision 0419).
       platform.paceOutboxWakes(
         producer,
         platform.baseEnvSchema.shape.OUTBOX_RELAY_MIN_INTERVAL_MS.parse(
           process.env.OUTBOX_RELAY_MIN_INTERVAL_MS,
         ),
       );
-      // As in custody's API: no relay in this process, so commits are followed by a NOTIFY (coalesced, paced).
       const triggers = await producer.query(
         `SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
           WHERE n.nspname = 'custody' AND c.relname = 'outbox' AND t.tgname = 'outbox_notify'`,

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { serviceDataSourceOptions } from './database';
+import { outboxDataSource, POSTGRES_URL } from '../test/outbox-data-source';
 import type { JobQueues } from './jobs';
-import { OutboxEventEntity } from './outbox.entity';
 import { CLAIM_PLAN, claimStatement, OutboxRelay } from './outbox-relay';
 
 /**
@@ -12,7 +10,6 @@ import { CLAIM_PLAN, claimStatement, OutboxRelay } from './outbox-relay';
  * another relay holds, and it is planned as an index scan of `outbox_unrelayed_idx` however many relayed rows
  * the index still lists until vacuum. Real Postgres, the product's partial index.
  */
-const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const schema = `claim_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
 let a: Client;
@@ -38,16 +35,7 @@ async function append(n: number): Promise<string[]> {
 }
 
 /** A service pool (the product's settings) on the test schema, for a relay. */
-const relayDataSource = (poolSize: number) =>
-  new DataSource(
-    serviceDataSourceOptions({
-      url: POSTGRES_URL,
-      schema,
-      entities: [OutboxEventEntity],
-      migrations: [],
-      poolSize,
-    }),
-  ).initialize();
+const relayDataSource = (poolSize: number) => outboxDataSource(schema, poolSize).initialize();
 
 /** Runs the claim in a transaction on `client` and leaves it open; answers the ids, oldest first. */
 async function claim(client: Client, limit: number): Promise<string[]> {

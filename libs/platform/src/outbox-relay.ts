@@ -18,6 +18,7 @@ import { Client, type QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import { JobQueues } from './jobs';
 import { outboxChannel, registerLocalOutboxRelay } from './outbox-wake';
+import { PacedTask } from './paced-task';
 import { pgPool } from './prepared';
 import { PLATFORM_OPTIONS, type PlatformOptions } from './tokens';
 
@@ -113,11 +114,16 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private readonly logger = new Logger(OutboxRelay.name);
   private listener: Client | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private paced: NodeJS.Timeout | null = null;
-  /** performance.now() at the last pass's start: monotonic, so a wall-clock step cannot stall the relay. */
-  private lastStart = -Infinity;
-  private running: Promise<void> | null = null;
-  private again = false;
+  /** One pass at a time, at most one started per minIntervalMs; the backstop poll is armed after each. */
+  private readonly passes = new PacedTask(
+    async () => {
+      if (this.timer) clearTimeout(this.timer);
+      await this.drain();
+    },
+    () => {
+      this.timer = setTimeout(() => this.wake(), this.options.pollMs ?? 1000);
+    },
+  );
   private stopped = false;
   private unregisterLocal: (() => void) | null = null;
   private pruneTimer: NodeJS.Timeout | null = null;
@@ -175,33 +181,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return this.options.minIntervalMs ?? this.platform.env.OUTBOX_RELAY_MIN_INTERVAL_MS;
   }
 
-  /** Runs the relay now, or right after the current run, or at the end of the interval (minIntervalMs). */
+  /** Runs the relay now, or right after the current pass, or at the end of the interval (minIntervalMs). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.paced) return; // a pass is due at the end of the interval; it takes these rows too
-    const wait = this.lastStart + this.minIntervalMs() - performance.now();
-    if (wait > 0) {
-      this.paced = setTimeout(() => {
-        this.paced = null;
-        this.wake();
-      }, wait);
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.lastStart = performance.now();
-    this.running = this.drain().finally(() => {
-      this.running = null;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      } else if (!this.stopped) {
-        this.timer = setTimeout(() => this.wake(), this.options.pollMs ?? 1000);
-      }
-    });
+    if (!this.stopped) this.passes.request(this.minIntervalMs());
   }
 
   private async drain(): Promise<void> {
@@ -320,9 +302,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
-    if (this.paced) clearTimeout(this.paced);
     if (this.pruneTimer) clearTimeout(this.pruneTimer);
-    await Promise.all([this.running, this.pruning]);
+    await Promise.all([this.passes.stop(), this.pruning]);
     await this.listener?.end().catch(() => undefined);
   }
 }

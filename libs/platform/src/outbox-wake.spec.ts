@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { serviceDataSourceOptions } from './database';
+import type { DataSource } from 'typeorm';
+import { outboxDataSource, POSTGRES_URL } from '../test/outbox-data-source';
 import { appendToOutbox } from './outbox';
-import { OutboxEventEntity } from './outbox.entity';
 import {
   DropOutboxNotifyTrigger1795480000000,
   OutboxNotifyTrigger1795230000000,
@@ -15,7 +14,6 @@ import { outboxChannel, paceOutboxWakes, registerLocalOutboxRelay, wakeOutboxRel
  * DataSource, else by a NOTIFY sent in its own statement, one at a time, with the wakes asked for meanwhile
  * folded into one follow-up. Real Postgres, a real LISTEN.
  */
-const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const schema = `wake_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
 let admin: Client;
@@ -24,16 +22,7 @@ let notified: number;
 /** performance.now() of each NOTIFY the listener received. */
 let notifiedAt: number[];
 
-const dataSource = () =>
-  new DataSource(
-    serviceDataSourceOptions({
-      url: POSTGRES_URL,
-      schema,
-      entities: [OutboxEventEntity],
-      migrations: [],
-      poolSize: 4,
-    }),
-  );
+const dataSource = () => outboxDataSource(schema, 4);
 
 /** Runs `fn` with a fresh DataSource on the test schema, destroyed afterwards. */
 async function withDataSource(fn: (ds: DataSource) => Promise<void>): Promise<void> {

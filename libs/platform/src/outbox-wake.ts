@@ -5,6 +5,7 @@ import type {
   TransactionCommitEvent,
   TransactionRollbackEvent,
 } from 'typeorm';
+import { PacedTask } from './paced-task';
 
 /**
  * Wakes the outbox relay after a commit that wrote outbox rows (docs/decisions/0403).
@@ -29,7 +30,7 @@ export function outboxChannel(schema: string): string {
 }
 
 const localRelays = new WeakMap<DataSource, () => void>();
-const notifiers = new WeakMap<DataSource, Map<string, Notifier>>();
+const notifiers = new WeakMap<DataSource, Map<string, PacedTask>>();
 const wakePace = new WeakMap<DataSource, number>();
 
 /**
@@ -77,56 +78,20 @@ export function notifyChannel(dataSource: DataSource, channel: string, minInterv
     byChannel = new Map();
     notifiers.set(dataSource, byChannel);
   }
-  let notifier = byChannel.get(channel);
-  if (!notifier) {
-    notifier = new Notifier(dataSource, channel);
-    byChannel.set(channel, notifier);
+  let sends = byChannel.get(channel);
+  if (!sends) {
+    // One NOTIFY at a time: a commit that finished after the in-flight one went out may not be visible to the
+    // listener run it starts, so the wakes asked for meanwhile are folded into one follow-up.
+    sends = new PacedTask(() => sendNotify(dataSource, channel));
+    byChannel.set(channel, sends);
   }
-  notifier.notify(minIntervalMs);
+  sends.request(minIntervalMs);
 }
 
-class Notifier {
-  private inFlight = false;
-  private again = false;
-  private paced: NodeJS.Timeout | null = null;
-  private lastStart = -Infinity;
-
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly channel: string,
-  ) {}
-
-  notify(minIntervalMs: number): void {
-    if (this.inFlight) {
-      // A commit that finished after the in-flight NOTIFY went out may not be visible to the listener run it
-      // starts: one more NOTIFY follows it, for every wake asked for meanwhile.
-      this.again = true;
-      return;
-    }
-    if (this.paced) return; // a NOTIFY is due at the end of the interval; it covers this commit too
-    if (!this.dataSource.isInitialized) return;
-    const wait = this.lastStart + minIntervalMs - performance.now();
-    if (wait > 0) {
-      this.paced = setTimeout(() => {
-        this.paced = null;
-        this.notify(minIntervalMs);
-      }, wait);
-      this.paced.unref();
-      return;
-    }
-    this.lastStart = performance.now();
-    this.inFlight = true;
-    this.dataSource
-      .query('SELECT pg_notify($1, $2)', [this.channel, ''])
-      .catch(() => undefined) // the poll is the backstop; a wake that fails costs latency, never work
-      .finally(() => {
-        this.inFlight = false;
-        if (this.again) {
-          this.again = false;
-          this.notify(minIntervalMs);
-        }
-      });
-  }
+/** One NOTIFY; a failed one is dropped (the listener's poll is the backstop: it costs latency, never work). */
+async function sendNotify(dataSource: DataSource, channel: string): Promise<void> {
+  if (!dataSource.isInitialized) return;
+  await dataSource.query('SELECT pg_notify($1, $2)', [channel, '']).catch(() => undefined);
 }
 
 const PENDING = 'tesseraOutboxWake';
