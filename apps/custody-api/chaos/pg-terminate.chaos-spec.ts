@@ -1,4 +1,10 @@
-import { openSqlProbe, seededRandom, type SqlProbe } from '@tessera/testing';
+import {
+  loadUnderTermination,
+  openSqlProbe,
+  runBounded,
+  seededRandom,
+  type SqlProbe,
+} from '@tessera/testing';
 import {
   ASSETS,
   client,
@@ -9,11 +15,12 @@ import {
   type Harness,
   startHarness,
 } from '../test/support';
-import { BOOK_OK, runBounded, sats } from './support';
+import { BOOK_OK, sats } from './support';
 
 /**
  * Chaos (issue 15): pg_terminate_backend on every connection of the custody API's pool, every 150-450
- * ms (seeded), while REQUESTS transfers and withdrawals are in flight (bounded concurrency). Each request
+ * ms (seeded), while REQUESTS transfers and withdrawals are in flight (bounded concurrency; on, up to 10×, until a cut
+ * has failed one). Each request
  * fails cleanly — 503 in the contract's `{message}` shape, no stack — or succeeds; nothing is half-written
  * (a transaction exists with all of its ledger entries, its outbox event and its Idempotency-Key, or none of
  * them exists); the API recovers without a restart (the same keys retried afterwards succeed, replays answer
@@ -57,8 +64,8 @@ interface Op {
 it(`${REQUESTS} transfers and withdrawals under pg_terminate_backend: 503 or success, nothing half-written, recovery without restart`, async () => {
   const t0 = Date.now();
   const random = seededRandom(SEED);
-  process.stdout.write(`chaos custody pg_terminate: seed ${SEED}, ${REQUESTS} requests\n`);
-  const ops: Op[] = Array.from({ length: REQUESTS }, (_, i) => {
+  process.stdout.write(`chaos custody pg_terminate: seed ${SEED}, at least ${REQUESTS} requests\n`);
+  const opAt = (i: number): Op => {
     const pick = () => wallets[Math.floor(random() * wallets.length)]!;
     const amount = sats(1 + Math.floor(random() * 1_000_000));
     const note = `pgt ${SEED} ${i}`;
@@ -80,28 +87,25 @@ it(`${REQUESTS} transfers and withdrawals under pg_terminate_backend: 503 or suc
       key,
       note,
     };
-  });
+  };
   const send = (op: Op) => api.post(op.path, op.body, { 'idempotency-key': op.key });
 
-  // The terminator: cuts every app connection at seeded intervals while the load runs.
-  let loadDone = false;
-  let terminated = 0;
-  let rounds = 0;
-  const terminator = (async () => {
-    while (!loadDone) {
-      terminated += await probe.terminateAppBackends(h.env.db.name);
-      rounds++;
-      await new Promise((r) => setTimeout(r, 150 + Math.floor(random() * 300)));
-    }
-  })();
-  await runBounded(ops.length, PARALLEL, async (i) => {
-    const res = await send(ops[i]!);
-    ops[i]!.status = res.status;
-    ops[i]!.text = res.text;
-    if (res.status === 201) ops[i]!.body201 = res.body;
+  const ops: Op[] = [];
+  const { terminated, rounds } = await loadUnderTermination({
+    probe,
+    database: h.env.db.name,
+    seed: SEED + 1,
+    minimum: REQUESTS,
+    parallel: PARALLEL,
+    send: async (i) => {
+      const op = (ops[i] = opAt(i));
+      const res = await send(op);
+      op.status = res.status;
+      op.text = res.text;
+      if (res.status === 201) op.body201 = res.body;
+      return res.status === 503;
+    },
   });
-  loadDone = true;
-  await terminator;
 
   // Clean failures only: 201, a 400 refusal (funds) or a 503 in the contract's shape, never a 500 or a stack.
   const count = (s: number) => ops.filter((op) => op.status === s).length;
@@ -185,7 +189,7 @@ it(`${REQUESTS} transfers and withdrawals under pg_terminate_backend: 503 or suc
   );
   expect(mismatches).toEqual([]);
   process.stdout.write(
-    `chaos custody pg_terminate: ${REQUESTS} requests (${count(201)}×201, ${count(400)}×400, ${count(503)}×503, 0 5xx other ` +
+    `chaos custody pg_terminate: ${ops.length} requests (${count(201)}×201, ${count(400)}×400, ${count(503)}×503, 0 5xx other ` +
       `than 503), ${terminated} connections terminated in ${rounds} rounds, ${committedBut503} committed before the cut, ` +
       `${failed.length} retried (${retried.filter((r) => r.status === 201).length}×201), ${replays.length} replays; ` +
       `${Date.now() - t0} ms\n`,

@@ -114,25 +114,6 @@ export async function createTenantKey(port: number): Promise<{ apiKey: string; a
   return { apiKey: key.body.apiKey, apiSecret: key.body.apiSecret };
 }
 
-/** Runs `tasks` with at most `parallel` in flight (bounded concurrency, as a well-behaved client). */
-export async function runBounded<T>(
-  count: number,
-  parallel: number,
-  task: (i: number) => Promise<T>,
-): Promise<T[]> {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < count) {
-        const i = next++;
-        results[i] = await task(i);
-      }
-    }),
-  );
-  return results;
-}
-
 /** Base units of BTC (8 decimals) as the contract's decimal string. */
 export const sats = (n: number) => {
   const s = String(n).padStart(9, '0');

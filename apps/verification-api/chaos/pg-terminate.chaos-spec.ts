@@ -1,10 +1,10 @@
-import { openSqlProbe, seededRandom, type SqlProbe } from '@tessera/testing';
+import { loadUnderTermination, openSqlProbe, runBounded, type SqlProbe } from '@tessera/testing';
 import { type Credential, type Harness, INDIVIDUAL_LEVEL, startHarness } from '../test/harness';
 
 /**
  * Chaos (issue 15): pg_terminate_backend on every connection of the verification API's pool (application
  * name verification-api) at seeded 150-450 ms intervals while REQUESTS `POST /v1/applicants` run with
- * bounded concurrency. Each request fails cleanly — 503 in the contract's `{message}` shape, no stack — or
+ * bounded concurrency (and on, up to 10×, until a cut has failed one). Each request fails cleanly — 503 in the contract's `{message}` shape, no stack — or
  * succeeds; nothing is half-written (an applicant exists with its field claims, its applicant.created review
  * event and its outbox event, or none of them exists); the API recovers without a restart (each failed
  * request retried succeeds, a repeat answers 200 with the stored body). Bounded: 120 s.
@@ -40,53 +40,35 @@ interface Op {
   created?: Record<string, unknown>;
 }
 
-async function runBounded<T>(count: number, parallel: number, task: (i: number) => Promise<T>) {
-  const results: T[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < count) {
-        const i = next++;
-        results[i] = await task(i);
-      }
-    }),
-  );
-  return results;
-}
-
 it(`${REQUESTS} POST /v1/applicants under pg_terminate_backend: 503 or success, nothing half-written, recovery without restart`, async () => {
   const t0 = Date.now();
-  const random = seededRandom(SEED);
-  process.stdout.write(`chaos verification pg_terminate: seed ${SEED}, ${REQUESTS} requests\n`);
-  const ops: Op[] = Array.from({ length: REQUESTS }, (_, i) => ({
-    body: {
-      externalUserId: `pgt-${SEED}-${i}`,
-      firstName: 'Ada',
-      lastName: `Lovelace ${i}`,
-      dateOfBirth: '1815-12-10',
-      email: `ada${i}@example.com`,
-    },
-  }));
+  process.stdout.write(`chaos verification pg_terminate: seed ${SEED}, at least ${REQUESTS} requests\n`);
+  const ops: Op[] = [];
   const send = (op: Op) => h.http().post('/v1/applicants').set(h.auth(key)).send(op.body);
-
-  let loadDone = false;
-  let terminated = 0;
-  let rounds = 0;
-  const terminator = (async () => {
-    while (!loadDone) {
-      terminated += await probe.terminateAppBackends(h.env.db.name, 'verification-api');
-      rounds++;
-      await new Promise((r) => setTimeout(r, 150 + Math.floor(random() * 300)));
-    }
-  })();
-  await runBounded(ops.length, PARALLEL, async (i) => {
-    const res = await send(ops[i]!);
-    ops[i]!.status = res.status;
-    ops[i]!.text = res.text;
-    if (res.status === 201) ops[i]!.created = res.body;
+  const { terminated, rounds } = await loadUnderTermination({
+    probe,
+    database: h.env.db.name,
+    applicationName: 'verification-api',
+    seed: SEED,
+    minimum: REQUESTS,
+    parallel: PARALLEL,
+    send: async (i) => {
+      const op: Op = (ops[i] = {
+        body: {
+          externalUserId: `pgt-${SEED}-${i}`,
+          firstName: 'Ada',
+          lastName: `Lovelace ${i}`,
+          dateOfBirth: '1815-12-10',
+          email: `ada${i}@example.com`,
+        },
+      });
+      const res = await send(op);
+      op.status = res.status;
+      op.text = res.text;
+      if (res.status === 201) op.created = res.body;
+      return res.status === 503;
+    },
   });
-  loadDone = true;
-  await terminator;
 
   const count = (s: number) => ops.filter((op) => op.status === s).length;
   expect(
@@ -145,9 +127,9 @@ it(`${REQUESTS} POST /v1/applicants under pg_terminate_backend: 503 or success, 
   const [{ n }] = await probe.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM applicants WHERE external_user_id LIKE 'pgt-%'`,
   );
-  expect(n).toBe(REQUESTS);
+  expect(n).toBe(ops.length);
   process.stdout.write(
-    `chaos verification pg_terminate: ${REQUESTS} requests (${count(201)}×201, ${count(503)}×503, 0 5xx other than 503), ` +
+    `chaos verification pg_terminate: ${ops.length} requests (${count(201)}×201, ${count(503)}×503, 0 5xx other than 503), ` +
       `${terminated} connections terminated in ${rounds} rounds, ${committedBut503} committed before the cut, ` +
       `${failed.length} retried, ${repeats.length} repeats; ${Date.now() - t0} ms\n`,
   );

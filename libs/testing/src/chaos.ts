@@ -35,6 +35,71 @@ export async function kill9(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** Runs `task(i)` for i = 0 … count − 1 with at most `parallel` in flight; the results in order. */
+export async function runBounded<T>(
+  count: number,
+  parallel: number,
+  task: (i: number) => Promise<T>,
+): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await task(i);
+      }
+    }),
+  );
+  return results;
+}
+
+export interface TerminationLoad {
+  probe: SqlProbe;
+  database: string;
+  /** Cut only this pool's connections (its application_name); all the app's when absent. */
+  applicationName?: string;
+  /** Seeds the 150-450 ms intervals between cuts. */
+  seed: number;
+  /** At least this many requests are sent. */
+  minimum: number;
+  parallel: number;
+  /** Sends request `i`; true when a cut failed it (the test's 503). */
+  send: (i: number) => Promise<boolean>;
+}
+
+/**
+ * The load of a pg_terminate_backend suite: `send(0)`, `send(1)`, … with `parallel` in flight while every
+ * connection of the app is cut at seeded 150-450 ms intervals. Past `minimum`, the load goes on until a cut
+ * has failed a request (at most 10 × `minimum` in all): on a fast machine the minimum can finish within two
+ * cuts that only found idle connections, and the suite would then never see the failure it is about.
+ * Returns how many requests were sent, connections cut and rounds of cuts.
+ */
+export async function loadUnderTermination(load: TerminationLoad) {
+  const random = seededRandom(load.seed);
+  let done = false;
+  let terminated = 0;
+  let rounds = 0;
+  const terminator = (async () => {
+    while (!done) {
+      terminated += await load.probe.terminateAppBackends(load.database, load.applicationName);
+      rounds++;
+      await new Promise((r) => setTimeout(r, 150 + Math.floor(random() * 300)));
+    }
+  })();
+  let sent = 0;
+  let failed = 0;
+  const more = () => sent < load.minimum || (failed === 0 && sent < 10 * load.minimum);
+  await Promise.all(
+    Array.from({ length: load.parallel }, async () => {
+      while (more()) if (await load.send(sent++)) failed++;
+    }),
+  );
+  done = true;
+  await terminator;
+  return { sent, terminated, rounds };
+}
+
 /** The application_name of the chaos suites' own connections: never terminated by terminateAppBackends. */
 export const CHAOS_SQL_APPLICATION = 'tessera-chaos-probe';
 
