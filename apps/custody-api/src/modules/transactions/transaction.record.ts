@@ -57,7 +57,8 @@ const feeDecimals = (r: TransactionRecord) =>
     ? (FEE_CURRENCY_DECIMALS[r.feeCurrency] ?? r.assetDecimals)
     : r.assetDecimals;
 
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+const iso = (d: Date | string | null) =>
+  d === null ? null : d instanceof Date ? d.toISOString() : new Date(d).toISOString();
 
 /** The contract's Transaction fields: the payload of transaction.created. */
 export function transactionFields(r: TransactionRecord) {
@@ -87,10 +88,13 @@ export function transactionFields(r: TransactionRecord) {
   };
 }
 
-/** The API representation: the contract fields plus the machine's own. */
-export function transactionDto(r: TransactionRecord) {
+/**
+ * The API representation: the contract fields plus the machine's own. `fields` when the caller has them
+ * already (a create builds them once for its answer and its transaction.created event).
+ */
+export function transactionDto(r: TransactionRecord, fields = transactionFields(r)) {
   return {
-    ...transactionFields(r),
+    ...fields,
     failureReason: r.failureReason,
     completedAt: iso(r.completedAt),
     updatedAt: iso(r.updatedAt),

@@ -116,13 +116,13 @@ export class TransactionsService {
     };
   }
 
-  private createdEvent(record: TransactionRecord) {
+  private createdEvent(record: TransactionRecord, data: ReturnType<typeof transactionFields>) {
     return {
       tenantId: record.tenantId,
       eventType: 'transaction.created',
       entityType: 'transaction',
       entityId: record.id,
-      data: transactionFields(record),
+      data,
     };
   }
 
@@ -281,14 +281,15 @@ export class TransactionsService {
     policy?: PolicyGate,
   ): Promise<TransactionResponse> {
     // A withdrawal's answer carries its policy fields, like GET /transactions/{id}; the gate fills them in.
+    const fields = transactionFields(record);
     const response = policy
-      ? { ...transactionDto(record), pendingApprovals: null, policyDecisions: [] }
-      : transactionDto(record);
+      ? { ...transactionDto(record, fields), pendingApprovals: null, policyDecisions: [] }
+      : transactionDto(record, fields);
     const outcome = await this.writer.create({
       caller,
       record,
       deltas,
-      events: [this.createdEvent(record), ...balanceEvents],
+      events: [this.createdEvent(record, fields), ...balanceEvents],
       idempotency: claim ? { ...claim, response } : undefined,
       policy,
     });
@@ -328,7 +329,7 @@ export class TransactionsService {
     const page = rows.slice(0, q.take);
     const last = page[page.length - 1];
     return {
-      items: page.map(transactionDto),
+      items: page.map((r) => transactionDto(r)),
       nextCursor: rows.length > q.take && last ? encodeCursor(last.createdAt, last.id) : null,
     };
   }
