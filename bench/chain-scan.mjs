@@ -22,7 +22,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { DEPLOYED_LOGGING, REDIS_URL, postgresCpu, processCpuMs } from './lib/proc.mjs';
+import { DEPLOYED_LOGGING, REDIS_URL, postgresCpu, processCpuMs, productNodeArgs } from './lib/proc.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const requireApp = createRequire(`${root}apps/custody-api/package.json`);
@@ -184,7 +184,7 @@ async function main() {
   // --- 2. the worker's scan ---
   await sql(`INSERT INTO custody.evm_cursors (chain_id, next_block) VALUES (31337, $1)`, [head + 1]);
   const workerPort = await freePort();
-  const worker = spawn(process.execPath, [`${root}apps/custody-api/dist/worker.js`], {
+  const worker = spawn(process.execPath, [...productNodeArgs(), `${root}apps/custody-api/dist/worker.js`], {
     env: {
       ...process.env,
       DATABASE_URL,

@@ -22,12 +22,22 @@ const probe = join(dirname(fileURLToPath(import.meta.url)), 'cpu-probe.cjs');
  */
 export const DEPLOYED_LOGGING = { LOG_LEVEL: 'info', LOG_REQUESTS: 'true' };
 
+/**
+ * Extra node flags for the product's processes (apps/*) only, for a trial: BENCH_NODE_OPTIONS, say
+ * `--max-semi-space-size=64` (docs/performance.md, "Tried and not kept"). Unset, they run with node's defaults,
+ * as deployed, like the baselines.
+ */
+export function productNodeArgs() {
+  return (process.env.BENCH_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+}
+
 const live = new Set();
 let nextId = 0;
 
 /**
  * Starts `script` as a child with `env` and waits until it is ready: `readyUrl` answers 200, or (without it)
- * the child sends {url} over IPC. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every `profile: true` child.
+ * the child sends {url} over IPC. BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every `profile: true` child
+ * (the product's servers).
  */
 /**
  * The servers log JSON lines (pino); those at level error or fatal go to the bench's stderr with the server's
@@ -46,6 +56,7 @@ function forwardErrorLogs(name, stdout) {
 
 export async function startServer(name, script, { env = {}, args = [], readyUrl, profile = false } = {}) {
   const execArgv = ['--require', probe];
+  if (/[\\/]apps[\\/]/.test(script)) execArgv.push(...productNodeArgs());
   if (profile && process.env.BENCH_CPU_PROF)
     execArgv.push(
       '--cpu-prof',
