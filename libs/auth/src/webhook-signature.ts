@@ -33,13 +33,14 @@ export function signStandardWebhook(
   return `v1,${mac}`;
 }
 
-export interface WebhookHeaders {
+// A type, not an interface, so that it is assignable to Record<string, string> (a header map).
+export type WebhookHeaders = {
   'content-type': string;
   'x-webhook-signature': string;
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 /** Every signature header of one attempt. `timestampSeconds` is the attempt's time, `id` the event id. */
 export function webhookHeaders(

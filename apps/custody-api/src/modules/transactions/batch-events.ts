@@ -11,7 +11,15 @@ export function batchEvents(items: { events: OutboxEvent[] }[], now: Date): Time
   const others: TimedEvent[] = [];
   const balances = new Map<string, TimedEvent>();
   for (const e of items.flatMap((t) => t.events)) {
-    const event = { ...e, occurredAt: e.occurredAt ?? now };
+    // Built whole, not as { ...e, occurredAt }: a property added after a spread is slow on Node 20 (0422).
+    const event: TimedEvent = {
+      tenantId: e.tenantId,
+      eventType: e.eventType,
+      entityType: e.entityType,
+      entityId: e.entityId,
+      data: e.data,
+      occurredAt: e.occurredAt ?? now,
+    };
     const balance = e.eventType === 'balance.updated' ? `${e.tenantId}|${e.entityId}` : undefined;
     if (balance === undefined) others.push(event);
     else if (!balances.has(balance)) balances.set(balance, event);

@@ -242,6 +242,20 @@ const keyJson = (t: NewTransaction) => ({
 });
 
 /**
+ * A key reservation with its request hash and stored response. Built whole rather than as
+ * `{ ...keyJson(t), h, r }`: on Node 20 each property added after a spread costs about a microsecond
+ * (decision 0422).
+ */
+const claimJson = (t: NewTransaction) => ({
+  t: t.caller.tenantId,
+  e: t.caller.environment,
+  ep: t.idempotency!.endpoint,
+  k: t.idempotency!.key,
+  h: t.idempotency!.requestHash,
+  r: t.idempotency!.response,
+});
+
+/**
  * Statement parts shared by the batch statements below; each takes its rows from `source`, a JSON
  * parameter expression (`jsonb_to_recordset`).
  */
@@ -363,12 +377,7 @@ async function reserveAndLock(
   const claims = items.filter((t) => t.idempotency);
   const wallets = [...new Set(items.flatMap((t) => t.deltas.map((d) => d.walletId)))].sort();
   const rows: ({ row: 'key' | 'balance'; id: string } & Record<(typeof BUCKETS)[number], string>)[] =
-    await manager.query(RESERVE_AND_LOCK, [
-      JSON.stringify(
-        claims.map((t) => ({ ...keyJson(t), h: t.idempotency!.requestHash, r: t.idempotency!.response })),
-      ),
-      wallets,
-    ]);
+    await manager.query(RESERVE_AND_LOCK, [JSON.stringify(claims.map(claimJson)), wallets]);
   const claimed = new Set<string>();
   const balances = new Map<string, Buckets>();
   for (const r of rows) {
@@ -491,9 +500,7 @@ function wholeBatchPlan(items: NewTransaction[]): unknown[] {
   const entries = ledgerRows(items);
   const events = batchEvents(items, now);
   return [
-    JSON.stringify(
-      items.map((t) => ({ ...keyJson(t), h: t.idempotency!.requestHash, r: t.idempotency!.response })),
-    ),
+    JSON.stringify(items.map(claimJson)),
     wallets,
     JSON.stringify(
       wallets.map((walletId) => {

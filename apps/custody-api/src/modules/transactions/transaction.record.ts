@@ -92,9 +92,32 @@ export function transactionFields(r: TransactionRecord) {
  * The API representation: the contract fields plus the machine's own. `fields` when the caller has them
  * already (a create builds them once for its answer and its transaction.created event).
  */
-export function transactionDto(r: TransactionRecord, fields = transactionFields(r)) {
+export function transactionDto(r: TransactionRecord, f = transactionFields(r)) {
+  // Every field named, not `{ ...f, failureReason, … }`: on Node 20 each property added after a spread
+  // costs about a microsecond, and this answer took 17 µs that way (decision 0422).
   return {
-    ...fields,
+    transactionId: f.transactionId,
+    type: f.type,
+    status: f.status,
+    vaultId: f.vaultId,
+    vaultExternalId: f.vaultExternalId,
+    vaultName: f.vaultName,
+    assetId: f.assetId,
+    assetSymbol: f.assetSymbol,
+    assetNetwork: f.assetNetwork,
+    sourceWalletId: f.sourceWalletId,
+    destinationWalletId: f.destinationWalletId,
+    amount: f.amount,
+    sourceAddress: f.sourceAddress,
+    destinationAddress: f.destinationAddress,
+    destinationTag: f.destinationTag,
+    txHash: f.txHash,
+    networkFee: f.networkFee,
+    feeCurrency: f.feeCurrency,
+    amountUSD: f.amountUSD,
+    feeUSD: f.feeUSD,
+    note: f.note,
+    createdAt: f.createdAt,
     failureReason: r.failureReason,
     completedAt: iso(r.completedAt),
     updatedAt: iso(r.updatedAt),

@@ -290,7 +290,9 @@ export class TransactionsService {
       record,
       deltas,
       events: [this.createdEvent(record, fields), ...balanceEvents],
-      idempotency: claim ? { ...claim, response } : undefined,
+      idempotency: claim
+        ? { endpoint: claim.endpoint, key: claim.key, requestHash: claim.requestHash, response }
+        : undefined,
       policy,
     });
     if ('policyRefusal' in outcome) {
