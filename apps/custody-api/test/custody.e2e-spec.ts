@@ -50,6 +50,28 @@ async function settle(id: string, status = 'Completed') {
   );
 }
 
+/**
+ * The fields of a transaction that its create stores and nothing later changes (the machine moves status,
+ * updatedAt, completedAt, txHash, fees and confirmations): what a GET must answer as the create did.
+ */
+const CHANGED_LATER = new Set([
+  'status',
+  'updatedAt',
+  'completedAt',
+  'txHash',
+  'networkFee',
+  'feeCurrency',
+  'confirmations',
+  'blockNumber',
+  'blockHash',
+  'failureReason',
+  'pendingApprovals',
+  'policyDecisions',
+]);
+function storedFields(t: Record<string, unknown>) {
+  return Object.fromEntries(Object.entries(t).filter(([k]) => !CHANGED_LATER.has(k)));
+}
+
 describe('assets and vaults', () => {
   it('lists the seeded assets', async () => {
     const res = await api.get('/assets').expect(200);
@@ -244,7 +266,12 @@ describe('issue 15: tags and strict amounts', () => {
       errors: { destinationTag: ['Required for this asset'] },
     });
     expect((await withdraw({ destinationTag: '78' })).status).toBe(400);
-    expect((await withdraw({ destinationTag: '77' })).status).toBe(201);
+    const tagged77 = await withdraw({ destinationTag: '77' });
+    expect(tagged77.status).toBe(201);
+    // The tag is stored: GET answers it as the create did.
+    const read77 = await api.get(`/transactions/${tagged77.body.transactionId}`).expect(200);
+    expect(storedFields(read77.body)).toEqual(storedFields(tagged77.body));
+    expect(read77.body.destinationTag).toBe('77');
     const btc = await fundedWallet(api, ASSETS.BTC, '1');
     const tagged = await api.post(
       '/transactions/withdraw',
@@ -551,6 +578,21 @@ describe('transfers and withdrawals', () => {
 });
 
 describe('reading transactions', () => {
+  it('GET /transactions/{id} answers every stored field as the create did', async () => {
+    const a = await fundedWallet(api, ASSETS.USDT, '10');
+    const b = await fundedWallet(api, ASSETS.USDT, undefined);
+    const created = await api
+      .post(
+        '/transactions/transfer',
+        { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '1.25', note: 'rent, May' },
+        { 'idempotency-key': newIdempotencyKey() },
+      )
+      .expect(201);
+    const read = await api.get(`/transactions/${created.body.transactionId}`).expect(200);
+    expect(storedFields(read.body)).toEqual(storedFields(created.body));
+    expect(read.body).toMatchObject({ note: 'rent, May', amount: '1.25', sourceWalletId: a.walletId });
+  });
+
   it('GET /transactions: default 20, cursor pages in createdAt desc, filters, 400 above 200, 404 across tenants', async () => {
     const a = await fundedWallet(api, ASSETS.USDT, '100');
     const b = await fundedWallet(api, ASSETS.USDT, undefined);
