@@ -9,14 +9,17 @@
 //   pnpm build && node bench/custody-transfer.mjs [--duration 5] [--connections 10,50,200] [--no-preload]
 //
 // The API runs as production does (node apps/custody-api/dist/main.js) with the per-key rate limit raised and
-// request logging off; the worker (dist/worker.js) runs only while wallets are funded.
+// request logging off. The worker (dist/worker.js) does not run during the measured points: it funds the
+// wallets, and after each empty-table point a worker started for the purpose takes the point's backlog for
+// `--duration` seconds: the transfers it moves to Completed per second (each one four steps of the state
+// machine, with its events relayed) are the figure "custody worker", beside the rate the API accepted them.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { standalone } from './lib/bench.mjs';
 import { startBaselineServer, measureInsert } from './lib/baselines.mjs';
 import { interleaved, measure } from './lib/load.mjs';
-import { DEPLOYED_LOGGING, freePort, requireFrom, root, startServer } from './lib/proc.mjs';
+import { DEPLOYED_LOGGING, freePort, postgresCpu, requireFrom, root, startServer } from './lib/proc.mjs';
 import { against, figure, progress, rowsLabel } from './lib/report.mjs';
 import { explainHotPaths, seed } from './seed-scale.mjs';
 
@@ -30,6 +33,8 @@ const FUNDING = '1000';
 const PRESIGNED_PER_SECOND = 20_000;
 /** Requests signed with one millisecond timestamp, each for another wallet pair (at most 90 with 10 wallets). */
 const SIGNED_PER_MS = 20;
+/** A transfer's statuses in the order the state machine moves it (its step number is the index). */
+const STEPS = ['Submitted', 'PendingSignature', 'Broadcasting', 'Confirming', 'Completed'];
 
 async function sql(url, text, params = []) {
   const client = new Client({ connectionString: url });
@@ -102,6 +107,25 @@ export const bench = {
         progress(`custody: ${c} connections`);
         const [base, r] = await point(c, [insert, empty.transfer]);
         emptyAt[c] = r;
+        const worker = await empty.completions(ctx.duration);
+        figures.push(
+          figure({
+            key: `custody.complete.c${c}`,
+            bench: 'custody',
+            series: 'complete',
+            connections: c,
+            rows: 'empty',
+            figure: `custody worker, transfers completed (${c}-conn backlog)`,
+            unit: 'transfers/s',
+            value: worker.reqPerSec,
+            baseline: r.reqPerSec,
+            baselineLabel: 'accepted',
+            cpuMsPerReq: worker.cpuMsPerReq,
+            postgresCpuMsPerReq: worker.postgresCpuMsPerReq,
+            backlogLeft: worker.backlog,
+            goal: { ratioAtLeast: 1 },
+          }),
+        );
         figures.push(
           figure({
             key: `custody.transfer.c${c}`,
@@ -203,16 +227,21 @@ async function deployment(name) {
       profile: true,
     });
     servers.push(api);
-    const workerPort = await freePort();
-    const worker = await startServer(
-      `custody-worker${suffix}`,
-      join(root, 'apps/custody-api/dist/worker.js'),
-      {
-        env: { ...common, WORKER_PORT: String(workerPort) },
-        readyUrl: `http://127.0.0.1:${workerPort}/health`,
-      },
-    );
-    servers.push(worker);
+    const startWorker = async () => {
+      const workerPort = await freePort();
+      const worker = await startServer(
+        `custody-worker${suffix}`,
+        join(root, 'apps/custody-api/dist/worker.js'),
+        {
+          env: { ...common, WORKER_PORT: String(workerPort) },
+          readyUrl: `http://127.0.0.1:${workerPort}/health`,
+          profile: true,
+        },
+      );
+      servers.push(worker);
+      return worker;
+    };
+    const worker = await startWorker();
     const adminPost = async (path, body) => {
       const res = await fetch(api.url + path, {
         method: 'POST',
@@ -340,10 +369,75 @@ async function deployment(name) {
           [`${run}-`],
         )
       )[0].n;
+    /**
+     * A worker started on the backlog the last point left. A transfer is four steps of the state machine
+     * (Submitted → PendingSignature → Broadcasting → Confirming → Completed), each queued behind the backlog's
+     * other steps, so the first ones complete only once most of the backlog has taken three: the figure counts
+     * steps, not completions. Once its relay has taken the point's events (and so queued each first step),
+     * the steps taken in `seconds` (the rise of the sum of
+     * each transfer's step number) ÷ 4 are its transfers per second, with its CPU and Postgres' per transfer
+     * over the same window (the relay takes each step's events meanwhile). Stopped again before the next point.
+     */
+    const completions = async (seconds) => {
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      const stepsTaken = async () =>
+        Number(
+          (
+            await client.query(
+              `SELECT coalesce(sum(array_position($1::text[], status) - 1), 0)::bigint AS n
+               FROM custody.transactions WHERE type = 'InternalTransfer'`,
+              [STEPS],
+            )
+          ).rows[0].n,
+        );
+      const w = await startWorker();
+      try {
+        // Its relay first takes the events the point left (tens of thousands): measured after it has.
+        for (let i = 0; i < 300; i++) {
+          const [{ n }] = (
+            await client.query(`SELECT count(*)::int AS n FROM custody.outbox WHERE relayed_at IS NULL`)
+          ).rows;
+          if (n < 1000) break;
+          await sleep(100);
+        }
+        await sleep(500);
+        const [s0, cpu0] = [await stepsTaken(), await w.cpuMs()];
+        const postgresSince = postgresCpu();
+        const t0 = performance.now();
+        await sleep(seconds * 1000);
+        const [s1, cpu1] = [await stepsTaken(), await w.cpuMs()];
+        const elapsed = (performance.now() - t0) / 1000;
+        const postgresMs = postgresSince();
+        const transfers = (s1 - s0) / (STEPS.length - 1);
+        const [{ n: backlog }] = (
+          await client.query(
+            `SELECT count(*)::int AS n FROM custody.transactions WHERE status <> ALL($1::text[])`,
+            [['Completed', 'Failed', 'Cancelled']],
+          )
+        ).rows;
+        const result = {
+          reqPerSec: transfers / elapsed,
+          cpuMsPerReq: (cpu1 - cpu0) / Math.max(1, transfers),
+          postgresCpuMsPerReq: postgresMs / Math.max(1, transfers),
+          backlog,
+        };
+        progress(
+          `  worker (${name}): ${(s1 - s0).toLocaleString('en')} steps in ${elapsed.toFixed(1)} s = ${result.reqPerSec.toFixed(0)} transfers/s, ${result.cpuMsPerReq.toFixed(3)} CPU ms per transfer (Postgres ${result.postgresCpuMsPerReq.toFixed(3)}), ${backlog} still open` +
+            (backlog === 0 ? ' (the backlog ran out: the rate is a lower bound)' : ''),
+        );
+        return result;
+      } finally {
+        await client.end();
+        await w.stop();
+        servers.splice(servers.indexOf(w), 1);
+      }
+    };
     let runs = 0;
     const self = {
       url,
       wallets,
+      completions,
       nextRun: () => `run-${runs++}`,
       transfer: {
         label: 'POST /transactions/transfer',

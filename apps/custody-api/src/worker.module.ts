@@ -28,6 +28,7 @@ export class WorkerModule {
           errorShape: 'custody',
           database: { schema: SCHEMA, entities, migrations },
           consumes: [QUEUES.CUSTODY_TRANSACTIONS],
+          workerConcurrency: env.CUSTODY_WORKER_CONCURRENCY,
           // A step held by a worker that died resumes within about 25 s: the state machine's steps are
           // idempotent, and none blocks the event loop for anything near 15 s.
           ...QUICK_STALL_RECOVERY,

@@ -5,6 +5,7 @@ import { ChainModule } from '../chain/chain.module';
 import { EvmConfirmations } from '../chain/evm/evm-confirmations';
 import { EvmDepositScanner } from '../chain/evm/evm-deposit-scanner';
 import { EvmWatcher } from '../chain/evm/evm-watcher';
+import { StepBatches } from './step-batches';
 import { StuckTransactionSweeper } from './stuck-transaction-sweeper';
 import { StuckTransactionsRepository } from './stuck-transactions.repository';
 import { TransactionsProcessor } from './transactions.processor';
@@ -21,6 +22,7 @@ import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository
   providers: [
     TransactionsRepository,
     TransactionsProcessor,
+    StepBatches,
     AdvanceEnqueuer,
     StuckTransactionsRepository,
     StuckTransactionSweeper,

@@ -17,6 +17,7 @@ import {
 } from './transaction.record';
 import { AdvanceEnqueuer } from './advance-enqueuer';
 import { terminalDeltas } from './terminal-effects';
+import { StepBatches } from './step-batches';
 import { TransactionsRepository, type TransitionMove } from './transactions.repository';
 import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
 
@@ -30,6 +31,7 @@ export class TransactionsProcessor {
 
   constructor(
     private readonly repository: TransactionsRepository,
+    private readonly steps: StepBatches,
     private readonly enqueuer: AdvanceEnqueuer,
     private readonly chains: ChainRouter,
     private readonly approvals: WithdrawalApprovalsRepository,
@@ -37,7 +39,7 @@ export class TransactionsProcessor {
 
   @ProcessJob(JOBS.CUSTODY_TRANSACTION_ADVANCE)
   async advance(payload: CustodyTransactionAdvancePayload): Promise<void> {
-    const current = await this.repository.load(payload.transactionId);
+    const current = await this.steps.load(payload.transactionId);
     if (!current || current.status !== payload.expectedStatus) return;
     const next = NEXT_STATUS[current.status];
     if (!next) return;
@@ -85,7 +87,7 @@ export class TransactionsProcessor {
   }
 
   private apply(current: TransactionRecord, m: TransitionMove) {
-    return this.repository.transition(current.id, current.status, m.next, m.patch, m.deltas, m.events);
+    return this.steps.transition(current.id, current.status, m);
   }
 
   private async broadcast(current: TransactionRecord, manager: EntityManager): Promise<TransitionMove> {

@@ -22,6 +22,13 @@ export interface TransitionMove {
   events: (updated: TransactionRecord) => OutboxEvent[];
 }
 
+/** A move of one transaction out of `expected`, as the step batches queue it. */
+export interface QueuedMove {
+  id: string;
+  expected: CustodyTransactionStatus;
+  move: TransitionMove;
+}
+
 /** A deposit found on-chain (amount in base units). */
 export interface NewDeposit {
   id: string;
@@ -77,6 +84,13 @@ export class TransactionsRepository {
   async load(id: string): Promise<TransactionRecord | undefined> {
     const rows: TransactionRecord[] = await this.db.query(`${RECORD_SELECT} WHERE t."id" = $1`, [id]);
     return rows[0];
+  }
+
+  /** For the worker role: the transactions of these ids that exist, any tenant, in no particular order. */
+  async loadMany(ids: string[]): Promise<TransactionRecord[]> {
+    return (await this.db.query(`${RECORD_SELECT} WHERE t."id" = ANY($1::uuid[])`, [
+      ids,
+    ])) as TransactionRecord[];
   }
 
   /** A transaction by id inside the caller's database transaction, its row locked (FOR UPDATE). */
@@ -201,6 +215,58 @@ export class TransactionsRepository {
     ])) as TransactionRecord[];
     await appendToOutbox(manager, records.flatMap(events));
     return records;
+  }
+
+  /**
+   * Several moves without a ledger effect, inside the caller's database transaction, in three statements
+   * whatever their count (decision 0423): one compare-and-set UPDATE (each row moves only if it is still in
+   * its move's `expected` status), one read of the moved records, one outbox insert of their events in the
+   * moves' order. Answers each move's updated record, or undefined where the row had left `expected`.
+   * The ids must be distinct.
+   */
+  async applyTransitions(
+    manager: EntityManager,
+    moves: QueuedMove[],
+  ): Promise<(TransactionRecord | undefined)[]> {
+    if (moves.some((m) => m.move.deltas.length > 0)) {
+      throw new Error('applyTransitions: a move with a ledger effect commits alone (applyTransition)');
+    }
+    const rows = moves.map(({ id, expected, move: { next, patch } }) => ({
+      id,
+      expected,
+      next,
+      txHash: patch.txHash ?? null,
+      failureReason: patch.failureReason ?? null,
+      terminal: patch.terminal,
+      networkFee: patch.networkFee ?? null,
+      feeCurrency: patch.feeCurrency ?? null,
+    }));
+    const moved = rowsOf<{ id: string }>(
+      await manager.query(
+        `UPDATE "transactions" t SET "status" = u."next", "updated_at" = now(),
+           "tx_hash" = COALESCE(u."txHash", t."tx_hash"),
+           "failure_reason" = COALESCE(u."failureReason", t."failure_reason"),
+           "completed_at" = CASE WHEN u."terminal" THEN now() ELSE t."completed_at" END,
+           "network_fee" = COALESCE(u."networkFee"::numeric, t."network_fee"),
+           "fee_currency" = COALESCE(u."feeCurrency", t."fee_currency")
+         FROM jsonb_to_recordset($1::jsonb) AS u("id" uuid, "expected" text, "next" text, "txHash" text,
+           "failureReason" text, "terminal" boolean, "networkFee" text, "feeCurrency" text)
+         WHERE t."id" = u."id" AND t."status" = u."expected"
+         RETURNING t."id"`,
+        [JSON.stringify(rows)],
+      ),
+    );
+    if (moved.length === 0) return moves.map(() => undefined);
+    const records = (await manager.query(`${RECORD_SELECT} WHERE t."id" = ANY($1::uuid[])`, [
+      moved.map((m) => m.id),
+    ])) as TransactionRecord[];
+    const byId = new Map(records.map((r) => [r.id, r]));
+    const updated = moves.map((m) => byId.get(m.id));
+    await appendToOutbox(
+      manager,
+      moves.flatMap((m, i) => (updated[i] ? m.move.events(updated[i]) : [])),
+    );
+    return updated;
   }
 
   /** A move applied inside the caller's database transaction (the EVM watcher's moves). */
