@@ -218,19 +218,17 @@ export class TransactionsRepository {
   }
 
   /**
-   * Several moves without a ledger effect, inside the caller's database transaction, in three statements
-   * whatever their count (decision 0423): one compare-and-set UPDATE (each row moves only if it is still in
-   * its move's `expected` status), one read of the moved records, one outbox insert of their events in the
-   * moves' order. Answers each move's updated record, or undefined where the row had left `expected`.
-   * The ids must be distinct.
+   * Moves inside the caller's database transaction, in a fixed number of statements whatever their count
+   * (decision 0423): one compare-and-set UPDATE (each row moves only if it is still in its move's `expected`
+   * status), the ledger effects of the moves that moved (balance rows in wallet-id order), one read of the
+   * moved records, one outbox insert of their events in the moves' order. Answers each move's updated record,
+   * or undefined where the row had left `expected`. The ids must be distinct. One move whose ledger effect
+   * cannot apply (InsufficientFundsError) fails them all: StepBatches sends such moves alone.
    */
   async applyTransitions(
     manager: EntityManager,
     moves: QueuedMove[],
   ): Promise<(TransactionRecord | undefined)[]> {
-    if (moves.some((m) => m.move.deltas.length > 0)) {
-      throw new Error('applyTransitions: a move with a ledger effect commits alone (applyTransition)');
-    }
     const rows = moves.map(({ id, expected, move: { next, patch } }) => ({
       id,
       expected,
@@ -257,6 +255,11 @@ export class TransactionsRepository {
       ),
     );
     if (moved.length === 0) return moves.map(() => undefined);
+    const movedIds = new Set(moved.map((m) => m.id));
+    await applyBalanceDeltas(
+      manager,
+      moves.flatMap((m) => (movedIds.has(m.id) ? m.move.deltas : [])),
+    );
     const records = (await manager.query(`${RECORD_SELECT} WHERE t."id" = ANY($1::uuid[])`, [
       moved.map((m) => m.id),
     ])) as TransactionRecord[];
@@ -269,39 +272,14 @@ export class TransactionsRepository {
     return updated;
   }
 
-  /** A move applied inside the caller's database transaction (the EVM watcher's moves). */
+  /** One move inside the caller's database transaction (the watcher's, a cancel's, an approval's). */
   async applyTransition(
     manager: EntityManager,
     id: string,
     expected: CustodyTransactionStatus,
     move: TransitionMove,
   ): Promise<TransactionRecord | undefined> {
-    const { next, patch, deltas, events } = move;
-    const moved = rowsOf<{ id: string }>(
-      await manager.query(
-        `UPDATE "transactions" SET "status" = $3, "updated_at" = now(),
-           "tx_hash" = COALESCE($4, "tx_hash"), "failure_reason" = COALESCE($5, "failure_reason"),
-           "completed_at" = CASE WHEN $6::boolean THEN now() ELSE "completed_at" END,
-           "network_fee" = COALESCE($7, "network_fee"), "fee_currency" = COALESCE($8, "fee_currency")
-         WHERE "id" = $1 AND "status" = $2 RETURNING "id"`,
-        [
-          id,
-          expected,
-          next,
-          patch.txHash ?? null,
-          patch.failureReason ?? null,
-          patch.terminal,
-          patch.networkFee ?? null,
-          patch.feeCurrency ?? null,
-        ],
-      ),
-    );
-    if (moved.length === 0) return undefined;
-    await applyBalanceDeltas(manager, deltas);
-    const [updated] = (await manager.query(`${RECORD_SELECT} WHERE t."id" = $1`, [
-      id,
-    ])) as TransactionRecord[];
-    await appendToOutbox(manager, events(updated));
+    const [updated] = await this.applyTransitions(manager, [{ id, expected, move }]);
     return updated;
   }
 }
