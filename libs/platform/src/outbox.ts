@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { OutboxEventEntity } from './outbox.entity';
 import { wakeOutboxRelayAfterCommit } from './outbox-wake';
 
 export interface OutboxEvent {
@@ -12,9 +11,19 @@ export interface OutboxEvent {
   occurredAt?: Date;
 }
 
+/** One statement for any number of events; ORDINALITY keeps their order, which the sequence trigger follows. */
+const INSERT_EVENTS = `
+  INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at")
+  SELECT e."id", e."tenantId", e."eventType", e."entityType", e."entityId", e."data", e."occurredAt"
+  FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS ("id" uuid, "tenantId" text, "eventType" text,
+    "entityType" text, "entityId" text, "data" jsonb, "occurredAt" timestamptz)) WITH ORDINALITY
+    AS e("id", "tenantId", "eventType", "entityType", "entityId", "data", "occurredAt", "n")
+  ORDER BY e."n"`;
+
 /**
  * Appends events inside the caller's transaction; nothing leaves before that transaction commits, and the
- * relay is woken when it does (outbox-wake.ts).
+ * relay is woken when it does (outbox-wake.ts). The rows go in as one JSON parameter (decision 0424): the
+ * ORM's multi-row insert cost the custody worker a tenth of its CPU in building parameters.
  */
 export async function appendToOutbox(manager: EntityManager, events: OutboxEvent[]): Promise<string[]> {
   const rows = events.map((event) => ({
@@ -28,7 +37,7 @@ export async function appendToOutbox(manager: EntityManager, events: OutboxEvent
   }));
   // The outbox table's trigger numbers each row per entity (OutboxSequence: gap-free, in this transaction).
   if (rows.length > 0) {
-    await manager.insert(OutboxEventEntity, rows as never);
+    await manager.query(INSERT_EVENTS, [JSON.stringify(rows)]);
     wakeOutboxRelayAfterCommit(manager.connection, manager.queryRunner);
   }
   return rows.map((r) => r.id);

@@ -7,6 +7,11 @@ import { CHAIN_ADAPTER, type ChainAdapter } from '../chain/chain-adapter';
 export const advanceJobId = (transactionId: string, status: CustodyTransactionStatus) =>
   `adv-${transactionId}-${status}`;
 
+/** How long a transaction stays in `status` before the machine moves it on. */
+function stepDelayMs(chain: ChainAdapter, status: CustodyTransactionStatus, confirmations: number): number {
+  return status === 'Confirming' ? chain.confirmationDelayMs(confirmations) : chain.stepDelayMs();
+}
+
 /**
  * The job that moves a transaction out of `status` once the chain's delay for that step has passed:
  * Confirming lasts its confirmations, every other step the chain's step delay. `elapsedMs` is how much of
@@ -20,7 +25,7 @@ export function advanceJob(
   confirmations = 0,
   elapsedMs = 0,
 ): FollowUpJob<'CUSTODY_TRANSACTION_ADVANCE'> {
-  const delay = status === 'Confirming' ? chain.confirmationDelayMs(confirmations) : chain.stepDelayMs();
+  const delay = stepDelayMs(chain, status, confirmations);
   return {
     job: 'CUSTODY_TRANSACTION_ADVANCE',
     jobId: advanceJobId(transactionId, status),
@@ -48,6 +53,11 @@ export class AdvanceEnqueuer {
       },
       maxConcurrentBatches: 4,
     });
+  }
+
+  /** True when the move out of `status` is due at once (the chain's pacing is 0): the worker runs it on. */
+  dueNow(status: CustodyTransactionStatus, confirmations = 0): boolean {
+    return stepDelayMs(this.chain, status, confirmations) <= 0;
   }
 
   /** Schedules the move out of `status`; see advanceJob for the delay. */

@@ -22,8 +22,8 @@ import { TransactionsRepository, type TransitionMove } from './transactions.repo
 import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
 
 /**
- * The transaction state machine (worker role). Each job moves one transaction one step from
- * `expectedStatus`; a stale or repeated job finds another status and does nothing.
+ * The transaction state machine (worker role). Each job moves one transaction from `expectedStatus`, and on
+ * through the steps due at once; a stale or repeated job finds another status and does nothing.
  */
 @Injectable()
 export class TransactionsProcessor {
@@ -41,20 +41,46 @@ export class TransactionsProcessor {
   async advance(payload: CustodyTransactionAdvancePayload): Promise<void> {
     const current = await this.steps.load(payload.transactionId);
     if (!current || current.status !== payload.expectedStatus) return;
+    // The job's own step: if it fails, the job fails and BullMQ retries it.
+    let moved = await this.step(current);
+    // The steps due at once run on in this job, each with its own commit and event (decision 0424). One that
+    // must wait, or one that fails, goes to the queue as a job of its own (retried there, swept if lost).
+    while (moved && this.enqueuer.dueNow(moved.status, moved.assetConfirmations)) {
+      const from: TransactionRecord = moved;
+      try {
+        moved = await this.step(from);
+      } catch (err) {
+        moved = from;
+        this.logger.warn(
+          { transactionId: from.id, status: from.status, err: (err as Error).message },
+          'step handed to the queue',
+        );
+        break;
+      }
+    }
+    if (moved) await this.enqueuer.enqueue(moved.id, moved.status, moved.assetConfirmations);
+  }
+
+  /**
+   * Moves `current` one step from its status. Returns the moved record when its next step is the machine's,
+   * undefined when there is none: terminal, moved by someone else (a cancel), waiting for approvals, or the
+   * chain's watcher's to take.
+   */
+  private async step(current: TransactionRecord): Promise<TransactionRecord | undefined> {
     const next = NEXT_STATUS[current.status];
-    if (!next) return;
+    if (!next) return undefined;
     // A withdrawal waiting for its approvals stays Submitted: the quorum enqueues its start (decision 0220).
     if (
       current.type === 'Withdrawal' &&
       current.status === 'Submitted' &&
       (await this.approvals.isPending(current.id))
     ) {
-      return;
+      return undefined;
     }
     const chain = this.chains.for(current);
     // On a watched chain the watcher moves what depends on the chain: a sent withdrawal out of Broadcasting
     // (its receipt) and anything out of Confirming (its confirmations).
-    if (chain.watchesConfirmations && this.watcherStep(current)) return;
+    if (chain.watchesConfirmations && this.watcherStep(current)) return undefined;
     // The broadcast is the one step with an effect outside the database: it runs under the row lock, so a
     // cancel either lands before it (and nothing is broadcast) or waits and then finds Broadcasting. A
     // deposit on a watched chain was broadcast by its sender: the step only moves its status.
@@ -75,11 +101,11 @@ export class TransactionsProcessor {
       }
       throw err;
     }
-    if (!updated) return;
+    if (!updated) return undefined;
     this.logger.debug({ transactionId: updated.id, status: updated.status }, 'transaction moved');
-    if (TERMINAL_STATUSES.includes(updated.status)) return;
-    if (chain.watchesConfirmations && this.watcherStep(updated)) return;
-    await this.enqueuer.enqueue(updated.id, updated.status, updated.assetConfirmations);
+    if (TERMINAL_STATUSES.includes(updated.status)) return undefined;
+    if (chain.watchesConfirmations && this.watcherStep(updated)) return undefined;
+    return updated;
   }
 
   private watcherStep(t: TransactionRecord): boolean {
