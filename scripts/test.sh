@@ -38,6 +38,10 @@ node_status=${PIPESTATUS[0]}
 # Chaos suite (issue 15, docs/reliability.md): kill -9, a Redis of its own restarted; each file bounds itself.
 pnpm test:chaos 2>&1 | tee -a "$log_file"
 chaos_status=${PIPESTATUS[0]}
+# The custody state machine's suites again with the simulator's pacing at 0, where a transaction's steps run
+# on in one job instead of a queue job each (decision 0424).
+pnpm --filter @tessera/custody-api test:run-on 2>&1 | tee -a "$log_file"
+run_on_status=${PIPESTATUS[0]}
 set -e
 
 # One closing line for every runner together.
@@ -52,4 +56,4 @@ node -e '
   console.log(`\ntests: ${passed} passed, ${failed} failed`);
 ' "$log_file"
 rm -f "$log_file"
-[ "$status" = 0 ] && [ "$node_status" = 0 ] && [ "$chaos_status" = 0 ]
+[ "$status" = 0 ] && [ "$node_status" = 0 ] && [ "$chaos_status" = 0 ] && [ "$run_on_status" = 0 ]

@@ -45,6 +45,16 @@ export interface Harness {
 }
 
 /** Boots the API role (and, unless told otherwise, the worker role) on a database of its own. */
+/**
+ * The simulator's pacing in the suites: 5 ms a step and 1 ms a block, so each step is a queue job of its own.
+ * `pnpm --filter @tessera/custody-api test:run-on` runs the state-machine suites again at 0, where the steps
+ * due at once run on in one job (decision 0424).
+ */
+const PACING = {
+  CHAIN_SIM_STEP_DELAY_MS: process.env.TEST_CHAIN_SIM_STEP_DELAY_MS ?? '5',
+  CHAIN_SIM_BLOCK_MS: process.env.TEST_CHAIN_SIM_BLOCK_MS ?? '1',
+};
+
 export async function startHarness(
   extraEnv: Record<string, string> = {},
   opts: { worker?: boolean; listen?: boolean } = {},
@@ -52,8 +62,7 @@ export async function startHarness(
   const env = await createTestEnvironment([migrator]);
   const vars = {
     ...env.env,
-    CHAIN_SIM_STEP_DELAY_MS: '5',
-    CHAIN_SIM_BLOCK_MS: '1',
+    ...PACING,
     // The per-key limit has its own test (rate-limit.e2e-spec.ts); the other suites poll freely.
     CUSTODY_RATE_LIMIT_PER_KEY: '100000',
     ...extraEnv,
@@ -203,10 +212,5 @@ export async function creditedWallet(h: Harness, api: Client, amount: string) {
 
 /** A worker role booted later on the harness's database and Redis (fast simulator steps unless overridden). */
 export function bootWorker(h: Harness, vars: Record<string, string> = {}) {
-  return bootApp(
-    WorkerModule.forRoot(
-      loadEnv({ ...h.env.env, CHAIN_SIM_STEP_DELAY_MS: '5', CHAIN_SIM_BLOCK_MS: '1', ...vars }),
-    ),
-    { rpc: false },
-  );
+  return bootApp(WorkerModule.forRoot(loadEnv({ ...h.env.env, ...PACING, ...vars })), { rpc: false });
 }
