@@ -25,10 +25,11 @@ export const envSchema = baseEnvSchema.extend({
   /** CIDRs of reverse proxies whose X-Forwarded-For is trusted (comma-separated). */
   TRUSTED_PROXIES: csv.default([]),
   /**
-   * State-machine steps a worker runs at once (BullMQ concurrency). The steps that run together share
-   * their reads and commits (decision 0423), so a deeper queue costs fewer statements per step.
+   * State-machine jobs a worker runs at once (BullMQ concurrency). The steps that run together share
+   * their reads and commits (decision 0423), so a deeper queue costs fewer statements per step; 400 since
+   * a job runs on through the steps due at once (decision 0424).
    */
-  CUSTODY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(100),
+  CUSTODY_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(400),
   /** Simulator chain: delay between two status steps, and per confirmation while Confirming. */
   CHAIN_SIM_STEP_DELAY_MS: z.coerce.number().int().min(0).default(1000),
   CHAIN_SIM_BLOCK_MS: z.coerce.number().int().min(0).default(200),
