@@ -11,6 +11,7 @@ import {
   newIdempotencyKey,
   sql,
   startHarness,
+  statusEvents as statusEventsOf,
 } from './support';
 
 /**
@@ -49,15 +50,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => h?.close());
 
-const statusEvents = (ids: string[]) =>
-  sql<{ entityId: string; previousStatus: string; status: string; sequence: number }>(
-    h,
-    `SELECT entity_id AS "entityId", data->>'previousStatus' AS "previousStatus", data->>'status' AS status,
-            sequence::int AS sequence
-     FROM outbox WHERE event_type = 'transaction.status.updated' AND entity_id = ANY($1::text[])
-     ORDER BY entity_id, sequence`,
-    [ids],
-  );
+const statusEvents = (ids: string[]) => statusEventsOf(h, ids);
 
 describe('state-machine steps in one commit (custody worker)', () => {
   it('moves that run together commit together; a move from a status the row has left moves nothing', async () => {

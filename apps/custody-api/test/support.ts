@@ -214,3 +214,24 @@ export async function creditedWallet(h: Harness, api: Client, amount: string) {
 export function bootWorker(h: Harness, vars: Record<string, string> = {}) {
   return bootApp(WorkerModule.forRoot(loadEnv({ ...h.env.env, ...PACING, ...vars })), { rpc: false });
 }
+
+/**
+ * The transaction.status.updated rows of the given transactions, per transaction in sequence order, with the
+ * start of the database transaction that committed each (created_at).
+ */
+export function statusEvents(h: Harness, transactionIds: string[]) {
+  return sql<{
+    entityId: string;
+    previousStatus: string;
+    status: string;
+    sequence: number;
+    createdAt: string;
+  }>(
+    h,
+    `SELECT entity_id AS "entityId", data->>'previousStatus' AS "previousStatus", data->>'status' AS status,
+            sequence::int AS sequence, created_at::text AS "createdAt"
+     FROM outbox WHERE event_type = 'transaction.status.updated' AND entity_id = ANY($1::text[])
+     ORDER BY entity_id, sequence`,
+    [transactionIds],
+  );
+}

@@ -94,7 +94,7 @@ export class TransactionsProcessor {
         ? await this.repository.transitionWhileLocked(current.id, current.status, (locked, manager) =>
             this.broadcast(locked, manager),
           )
-        : await this.apply(current, this.move(current, next, null, null));
+        : await this.steps.transition(current.id, current.status, this.move(current, next, null, null));
     } catch (err) {
       if (err instanceof RetryLaterError) {
         this.logger.warn({ transactionId: current.id, reason: err.message }, 'broadcast postponed');
@@ -110,10 +110,6 @@ export class TransactionsProcessor {
 
   private watcherStep(t: TransactionRecord): boolean {
     return t.status === 'Confirming' || (t.status === 'Broadcasting' && t.type === 'Withdrawal');
-  }
-
-  private apply(current: TransactionRecord, m: TransitionMove) {
-    return this.steps.transition(current.id, current.status, m);
   }
 
   private async broadcast(current: TransactionRecord, manager: EntityManager): Promise<TransitionMove> {
