@@ -1,3 +1,5 @@
+import { DataSource } from 'typeorm';
+import { TransactionEventSequence1795520000000 } from '../src/database/migrations/1795520000000-TransactionEventSequence';
 import {
   ASSETS,
   client,
@@ -102,5 +104,92 @@ describe('outbox sequence (custody)', () => {
       [wallets.map((w) => `${w.vaultId}:${ASSETS.BTC}`)],
     );
     expect(balances!.n).toBe(3);
+
+    // A transaction's events are numbered from its row (decision 0425): the row holds its latest number, and
+    // the counter table holds no transactions.
+    const [rows] = await sql<{ mismatched: number; counters: number }>(
+      h,
+      `SELECT (SELECT count(*)::int FROM transactions t WHERE t.id = ANY($1::uuid[])
+                 AND t.event_sequence <> (SELECT max(o.sequence) FROM outbox o
+                                          WHERE o.entity_type = 'transaction' AND o.entity_id = t.id::text)) AS mismatched,
+              (SELECT count(*)::int FROM outbox_sequence WHERE entity_type = 'transaction') AS counters`,
+      [ids],
+    );
+    expect(rows).toEqual({ mismatched: 0, counters: 0 });
   }, 90_000);
+
+  it('numbers a transaction event given without its number from the row (a previous release), others from the counters', async () => {
+    const insert = (entityType: string, entityId: string, eventType = 'test.event') =>
+      sql(
+        h,
+        `INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
+         VALUES (gen_random_uuid(), 'tenant-x', $3, $1, $2, '{}', now()) RETURNING sequence::int`,
+        [entityType, entityId, eventType],
+      );
+    await expect(insert('transaction', crypto.randomUUID())).rejects.toThrow(
+      /has no row to number its event/,
+    );
+    const [a, b] = [await fundedWallet(api, ASSETS.BTC, '1'), await fundedWallet(api, ASSETS.BTC, '1')];
+    const res = await api.post(
+      '/transactions/transfer',
+      { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.01' },
+      { 'idempotency-key': newIdempotencyKey() },
+    );
+    const id = res.body.transactionId as string;
+    await waitFor(
+      async () =>
+        (await sql<{ status: string }>(h, 'SELECT status FROM transactions WHERE id = $1', [id]))[0]!.status,
+      (status) => status === 'Completed',
+      30_000,
+    );
+    expect(await insert('transaction', id)).toEqual([{ sequence: 6 }]);
+    expect(await sql(h, 'SELECT event_sequence::int AS s FROM transactions WHERE id = $1', [id])).toEqual([
+      { s: 6 },
+    ]);
+    expect(await insert('transaction', crypto.randomUUID(), 'transaction.created')).toEqual([
+      { sequence: 1 },
+    ]);
+    const entity = crypto.randomUUID();
+    expect(await insert('wallet', entity)).toEqual([{ sequence: 1 }]);
+    expect(await insert('wallet', entity)).toEqual([{ sequence: 2 }]);
+  }, 60_000);
+
+  it('the migration moves existing transactions off the counter table and back', async () => {
+    const [a, b] = [await fundedWallet(api, ASSETS.BTC, '1'), await fundedWallet(api, ASSETS.BTC, '1')];
+    const res = await api.post(
+      '/transactions/transfer',
+      { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.01' },
+      { 'idempotency-key': newIdempotencyKey() },
+    );
+    expect(res.status).toBe(201);
+    const id = res.body.transactionId as string;
+    await waitFor(
+      async () =>
+        (await sql<{ status: string }>(h, 'SELECT status FROM transactions WHERE id = $1', [id]))[0]!.status,
+      (status) => status === 'Completed',
+      30_000,
+    );
+    const runner = h.api.get(DataSource).createQueryRunner();
+    const migration = new TransactionEventSequence1795520000000();
+    try {
+      await migration.down(runner);
+      const counter = await sql<{ last: number }>(
+        h,
+        `SELECT last_sequence::int AS last FROM outbox_sequence WHERE entity_type = 'transaction' AND entity_id = $1`,
+        [id],
+      );
+      expect(counter).toEqual([{ last: 5 }]);
+      await migration.up(runner);
+    } finally {
+      await runner.release();
+    }
+    const after = await sql<{ seq: number; counters: number }>(
+      h,
+      `SELECT event_sequence::int AS seq,
+              (SELECT count(*)::int FROM outbox_sequence WHERE entity_type = 'transaction') AS counters
+       FROM transactions WHERE id = $1`,
+      [id],
+    );
+    expect(after).toEqual([{ seq: 5, counters: 0 }]);
+  }, 60_000);
 });

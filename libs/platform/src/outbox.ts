@@ -9,15 +9,21 @@ export interface OutboxEvent {
   entityId: string;
   data: Record<string, unknown>;
   occurredAt?: Date;
+  /**
+   * The event's number in its entity's sequence, when the producer keeps it itself: custody numbers a
+   * transaction's events from its row, and its outbox trigger takes the number (decision 0425). Otherwise,
+   * and in a schema whose trigger does not take it, the trigger numbers the row.
+   */
+  sequence?: number;
 }
 
 /** One statement for any number of events; ORDINALITY keeps their order, which the sequence trigger follows. */
 const INSERT_EVENTS = `
-  INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at")
-  SELECT e."id", e."tenantId", e."eventType", e."entityType", e."entityId", e."data", e."occurredAt"
+  INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at", "sequence")
+  SELECT e."id", e."tenantId", e."eventType", e."entityType", e."entityId", e."data", e."occurredAt", e."sequence"
   FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS ("id" uuid, "tenantId" text, "eventType" text,
-    "entityType" text, "entityId" text, "data" jsonb, "occurredAt" timestamptz)) WITH ORDINALITY
-    AS e("id", "tenantId", "eventType", "entityType", "entityId", "data", "occurredAt", "n")
+    "entityType" text, "entityId" text, "data" jsonb, "occurredAt" timestamptz, "sequence" bigint)) WITH ORDINALITY
+    AS e("id", "tenantId", "eventType", "entityType", "entityId", "data", "occurredAt", "sequence", "n")
   ORDER BY e."n"`;
 
 /**
@@ -34,8 +40,9 @@ export async function appendToOutbox(manager: EntityManager, events: OutboxEvent
     entityId: event.entityId,
     data: event.data,
     occurredAt: event.occurredAt ?? new Date(),
+    sequence: event.sequence ?? null,
   }));
-  // The outbox table's trigger numbers each row per entity (OutboxSequence: gap-free, in this transaction).
+  // The outbox table's trigger numbers each row the producer did not (OutboxSequence: gap-free per entity).
   if (rows.length > 0) {
     await manager.query(INSERT_EVENTS, [JSON.stringify(rows)]);
     wakeOutboxRelayAfterCommit(manager.connection, manager.queryRunner);

@@ -7,6 +7,7 @@ import { EvmChain1795280000000 } from './1795280000000-EvmChain';
 import { WithdrawalPolicies1795400000000 } from './1795400000000-WithdrawalPolicies';
 import { Reconciliation1795410000002 } from './1795410000002-Reconciliation';
 import { WholeBatchCheck1795470000000 } from './1795470000000-WholeBatchCheck';
+import { TransactionEventSequence1795520000000 } from './1795520000000-TransactionEventSequence';
 
 /** Every migration of schema "custody", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -18,4 +19,5 @@ export const migrations = withOutboxMigrations([
   WithdrawalPolicies1795400000000,
   Reconciliation1795410000002,
   WholeBatchCheck1795470000000,
+  TransactionEventSequence1795520000000,
 ]);

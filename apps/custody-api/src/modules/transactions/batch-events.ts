@@ -19,6 +19,7 @@ export function batchEvents(items: { events: OutboxEvent[] }[], now: Date): Time
       entityId: e.entityId,
       data: e.data,
       occurredAt: e.occurredAt ?? now,
+      sequence: e.sequence,
     };
     const balance = e.eventType === 'balance.updated' ? `${e.tenantId}|${e.entityId}` : undefined;
     if (balance === undefined) others.push(event);

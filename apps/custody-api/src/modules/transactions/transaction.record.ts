@@ -43,6 +43,8 @@ export interface TransactionRecord {
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+  /** The sequence of the transaction's latest event: 1 at creation, +1 with every move (decision 0425). */
+  eventSequence: number;
   /** On the EVM chain: confirmations counted so far and the block holding the transfer (null elsewhere). */
   confirmations?: number | null;
   blockNumber?: string | null;
@@ -155,7 +157,25 @@ export function statusUpdatedFields(r: TransactionRecord, previousStatus: Custod
   };
 }
 
-/** transaction.status.updated for a move out of `previousStatus`. */
+/**
+ * transaction.created: the first event of the transaction's sequence, written in the statement that writes its
+ * row (decision 0425).
+ */
+export function createdEvent(r: TransactionRecord, data: ReturnType<typeof transactionFields>) {
+  return {
+    tenantId: r.tenantId,
+    eventType: 'transaction.created',
+    entityType: 'transaction',
+    entityId: r.id,
+    data,
+    sequence: 1,
+  };
+}
+
+/**
+ * transaction.status.updated for a move out of `previousStatus`, built from the moved record: its
+ * `eventSequence` is the number the move's compare-and-set gave it (decision 0425). One per move.
+ */
 export function statusUpdatedEvent(r: TransactionRecord, previousStatus: CustodyTransactionStatus) {
   return {
     tenantId: r.tenantId,
@@ -163,6 +183,7 @@ export function statusUpdatedEvent(r: TransactionRecord, previousStatus: Custody
     entityType: 'transaction',
     entityId: r.id,
     data: statusUpdatedFields(r, previousStatus),
+    sequence: r.eventSequence,
   };
 }
 

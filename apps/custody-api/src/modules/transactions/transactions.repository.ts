@@ -62,7 +62,7 @@ const RECORD_SELECT = `
          t."destination_tag" AS "destinationTag", t."tx_hash" AS "txHash", t."network_fee" AS "networkFee",
          t."fee_currency" AS "feeCurrency", t."note", t."failure_reason" AS "failureReason",
          t."created_at" AS "createdAt", t."updated_at" AS "updatedAt", t."completed_at" AS "completedAt",
-         e."confirmations", e."block_number" AS "blockNumber", e."block_hash" AS "blockHash"
+         t."event_sequence"::int AS "eventSequence", e."confirmations", e."block_number" AS "blockNumber", e."block_hash" AS "blockHash"
   FROM "transactions" t
   JOIN "vaults" v ON v."id" = t."vault_id"
   JOIN "assets" a ON a."id" = t."asset_id"
@@ -242,6 +242,7 @@ export class TransactionsRepository {
     const moved = rowsOf<{ id: string }>(
       await manager.query(
         `UPDATE "transactions" t SET "status" = u."next", "updated_at" = now(),
+           "event_sequence" = t."event_sequence" + 1,
            "tx_hash" = COALESCE(u."txHash", t."tx_hash"),
            "failure_reason" = COALESCE(u."failureReason", t."failure_reason"),
            "completed_at" = CASE WHEN u."terminal" THEN now() ELSE t."completed_at" END,

@@ -20,6 +20,7 @@ import type { WalletView } from '../vaults/vaults.repository';
 import { decodeCursor, encodeCursor, VaultsService } from '../vaults/vaults.service';
 import {
   balanceUpdatedEvent,
+  createdEvent,
   type TransactionRecord,
   type TransactionType,
   transactionDto,
@@ -113,16 +114,7 @@ export class TransactionsService {
       createdAt: now,
       updatedAt: now,
       completedAt: null,
-    };
-  }
-
-  private createdEvent(record: TransactionRecord, data: ReturnType<typeof transactionFields>) {
-    return {
-      tenantId: record.tenantId,
-      eventType: 'transaction.created',
-      entityType: 'transaction',
-      entityId: record.id,
-      data,
+      eventSequence: 1,
     };
   }
 
@@ -289,7 +281,7 @@ export class TransactionsService {
       caller,
       record,
       deltas,
-      events: [this.createdEvent(record, fields), ...balanceEvents],
+      events: [createdEvent(record, fields), ...balanceEvents],
       idempotency: claim
         ? { endpoint: claim.endpoint, key: claim.key, requestHash: claim.requestHash, response }
         : undefined,

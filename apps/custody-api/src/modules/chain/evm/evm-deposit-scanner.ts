@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { getAddress } from 'viem';
 import { ChainRouter } from '../chain-router';
 import { TransactionsRepository } from '../../transactions/transactions.repository';
-import { balanceUpdatedEvent, transactionFields } from '../../transactions/transaction.record';
+import { balanceUpdatedEvent, createdEvent, transactionFields } from '../../transactions/transaction.record';
 import type { FullBlock } from './evm-rpc';
 import { EvmRepository, type NewDeposit, type WatchedAddress } from './evm.repository';
 
@@ -85,16 +85,7 @@ export class EvmDepositScanner {
             destinationAddress: d.toAddress,
             txHash: d.txHash,
           })),
-        (r) => [
-          {
-            tenantId: r.tenantId,
-            eventType: 'transaction.created',
-            entityType: 'transaction',
-            entityId: r.id,
-            data: transactionFields(r),
-          },
-          balanceUpdatedEvent(r.tenantId, r.vaultId, r.assetId),
-        ],
+        (r) => [createdEvent(r, transactionFields(r)), balanceUpdatedEvent(r.tenantId, r.vaultId, r.assetId)],
       );
       for (const r of records) {
         this.logger.log({ transactionId: r.id, txHash: r.txHash, asset: r.assetSymbol }, 'deposit detected');

@@ -82,4 +82,8 @@ export class TransactionEntity {
 
   @Column('timestamptz', { name: 'completed_at', nullable: true })
   completedAt: Date | null;
+
+  /** The sequence of the transaction's latest event (decision 0425): 1 at creation, +1 with every move. */
+  @Column('bigint', { name: 'event_sequence', default: 1 })
+  eventSequence: string;
 }

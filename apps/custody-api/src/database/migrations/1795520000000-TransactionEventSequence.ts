@@ -1,0 +1,65 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** The platform's numbering (OutboxSequenceStatic), with the two rules of decision 0425 ahead of it. */
+const assignSequence = (custom: boolean) => `DO $do$ BEGIN
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION %1$I.outbox_assign_sequence() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        ${
+          custom
+            ? `IF NEW.sequence IS NOT NULL THEN
+          RETURN NEW;
+        END IF;
+        IF NEW.entity_type = 'transaction' THEN
+          IF NEW.event_type = 'transaction.created' THEN
+            NEW.sequence := 1;
+            RETURN NEW;
+          END IF;
+          UPDATE %1$I.transactions SET event_sequence = event_sequence + 1 WHERE id = NEW.entity_id::uuid
+            RETURNING event_sequence INTO NEW.sequence;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'transaction %% has no row to number its event from (decision 0425)', NEW.entity_id;
+          END IF;
+          RETURN NEW;
+        END IF;`
+            : ''
+        }
+        INSERT INTO %1$I.outbox_sequence AS s (tenant_id, entity_type, entity_id, last_sequence)
+        VALUES (NEW.tenant_id, NEW.entity_type, NEW.entity_id, 1)
+        ON CONFLICT (tenant_id, entity_type, entity_id) DO UPDATE SET last_sequence = s.last_sequence + 1
+        RETURNING last_sequence INTO NEW.sequence;
+        RETURN NEW;
+      END $fn$$f$, current_schema());
+END $do$`;
+
+/**
+ * A transaction's events are numbered from its own row (docs/decisions/0425): `transactions.event_sequence`
+ * is the sequence of its latest event, 1 for `transaction.created` (the row and the event are written in one
+ * statement), bumped by the compare-and-set UPDATE of every move, which answers the new number for the move's
+ * `transaction.status.updated`. The row's lock serialises the writers of one transaction until commit and a
+ * rollback takes the number back, as the counter row did, so the sequence stays gap-free (decision 0225);
+ * the counter table keeps numbering the other entities (balances). Custody's trigger takes a sequence the
+ * producer gave. A transaction event without one (the previous release during a rolling deploy, or a path
+ * that does not number its events) is numbered from the same row: `transaction.created` is 1, any other bumps
+ * `event_sequence` (the row was written earlier in the transaction, and its lock is already held), so no path
+ * falls back to a counter that no longer moves. Existing transactions take their counters' values; the
+ * counters are then dropped.
+ */
+export class TransactionEventSequence1795520000000 implements MigrationInterface {
+  name = 'TransactionEventSequence1795520000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query('ALTER TABLE "transactions" ADD "event_sequence" bigint NOT NULL DEFAULT 1');
+    await q.query(`UPDATE "transactions" t SET "event_sequence" = s."last_sequence" FROM "outbox_sequence" s
+      WHERE s."entity_type" = 'transaction' AND s."entity_id" = t."id"::text AND s."tenant_id" = t."tenant_id"::text`);
+    await q.query(`DELETE FROM "outbox_sequence" WHERE "entity_type" = 'transaction'`);
+    await q.query(assignSequence(true));
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(assignSequence(false));
+    await q.query(`INSERT INTO "outbox_sequence" ("tenant_id", "entity_type", "entity_id", "last_sequence")
+      SELECT "tenant_id"::text, 'transaction', "id"::text, "event_sequence" FROM "transactions"`);
+    await q.query('ALTER TABLE "transactions" DROP COLUMN "event_sequence"');
+  }
+}
