@@ -30,6 +30,25 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => h?.close());
 
+/** A transfer between two fresh wallets, once the worker has taken it to Completed (five events). */
+async function completedTransfer(): Promise<string> {
+  const [a, b] = [await fundedWallet(api, ASSETS.BTC, '1'), await fundedWallet(api, ASSETS.BTC, '1')];
+  const res = await api.post(
+    '/transactions/transfer',
+    { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.01' },
+    { 'idempotency-key': newIdempotencyKey() },
+  );
+  expect(res.status).toBe(201);
+  const id = res.body.transactionId as string;
+  await waitFor(
+    async () =>
+      (await sql<{ status: string }>(h, 'SELECT status FROM transactions WHERE id = $1', [id]))[0]!.status,
+    (status) => status === 'Completed',
+    30_000,
+  );
+  return id;
+}
+
 describe('outbox sequence (custody)', () => {
   it('60 concurrent transfers among 3 wallets: every entity numbered 1..n, transactions in lifecycle order', async () => {
     const wallets = [
@@ -129,19 +148,7 @@ describe('outbox sequence (custody)', () => {
     await expect(insert('transaction', crypto.randomUUID())).rejects.toThrow(
       /has no row to number its event/,
     );
-    const [a, b] = [await fundedWallet(api, ASSETS.BTC, '1'), await fundedWallet(api, ASSETS.BTC, '1')];
-    const res = await api.post(
-      '/transactions/transfer',
-      { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.01' },
-      { 'idempotency-key': newIdempotencyKey() },
-    );
-    const id = res.body.transactionId as string;
-    await waitFor(
-      async () =>
-        (await sql<{ status: string }>(h, 'SELECT status FROM transactions WHERE id = $1', [id]))[0]!.status,
-      (status) => status === 'Completed',
-      30_000,
-    );
+    const id = await completedTransfer();
     expect(await insert('transaction', id)).toEqual([{ sequence: 6 }]);
     expect(await sql(h, 'SELECT event_sequence::int AS s FROM transactions WHERE id = $1', [id])).toEqual([
       { s: 6 },
@@ -155,20 +162,7 @@ describe('outbox sequence (custody)', () => {
   }, 60_000);
 
   it('the migration moves existing transactions off the counter table and back', async () => {
-    const [a, b] = [await fundedWallet(api, ASSETS.BTC, '1'), await fundedWallet(api, ASSETS.BTC, '1')];
-    const res = await api.post(
-      '/transactions/transfer',
-      { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.01' },
-      { 'idempotency-key': newIdempotencyKey() },
-    );
-    expect(res.status).toBe(201);
-    const id = res.body.transactionId as string;
-    await waitFor(
-      async () =>
-        (await sql<{ status: string }>(h, 'SELECT status FROM transactions WHERE id = $1', [id]))[0]!.status,
-      (status) => status === 'Completed',
-      30_000,
-    );
+    const id = await completedTransfer();
     const runner = h.api.get(DataSource).createQueryRunner();
     const migration = new TransactionEventSequence1795520000000();
     try {

@@ -44,7 +44,6 @@ export interface Harness {
   close: () => Promise<void>;
 }
 
-/** Boots the API role (and, unless told otherwise, the worker role) on a database of its own. */
 /**
  * The simulator's pacing in the suites: 5 ms a step and 1 ms a block, so each step is a queue job of its own.
  * `pnpm --filter @tessera/custody-api test:run-on` runs the state-machine suites again at 0, where the steps
@@ -55,6 +54,7 @@ const PACING = {
   CHAIN_SIM_BLOCK_MS: process.env.TEST_CHAIN_SIM_BLOCK_MS ?? '1',
 };
 
+/** Boots the API role (and, unless told otherwise, the worker role) on a database of its own. */
 export async function startHarness(
   extraEnv: Record<string, string> = {},
   opts: { worker?: boolean; listen?: boolean } = {},

@@ -52,6 +52,27 @@ export class OutboxSequence1795410000000 implements MigrationInterface {
 }
 
 /**
+ * The statement that (re)creates the current schema's `outbox_assign_sequence` with the counter table named
+ * statically (`<schema>.outbox_sequence`, fixed when it runs). `rules` is PL/pgSQL run before the counter
+ * upsert (a service's own numbering, decision 0425); it goes through `format()`, so `%1$I` names the schema and a
+ * literal percent sign is written `%%`.
+ */
+export function assignSequenceStatic(rules = ''): string {
+  return `DO $do$ BEGIN
+      EXECUTE format($f$
+        CREATE OR REPLACE FUNCTION %1$I.outbox_assign_sequence() RETURNS trigger LANGUAGE plpgsql AS $fn$
+          BEGIN
+            ${rules}
+            INSERT INTO %1$I.outbox_sequence AS s (tenant_id, entity_type, entity_id, last_sequence)
+            VALUES (NEW.tenant_id, NEW.entity_type, NEW.entity_id, 1)
+            ON CONFLICT (tenant_id, entity_type, entity_id) DO UPDATE SET last_sequence = s.last_sequence + 1
+            RETURNING last_sequence INTO NEW.sequence;
+            RETURN NEW;
+          END $fn$$f$, current_schema());
+    END $do$`;
+}
+
+/**
  * Rewrites `outbox_assign_sequence` with the counter table named statically (`<schema>.outbox_sequence`,
  * fixed when the migration runs) instead of through `EXECUTE format(…, TG_TABLE_SCHEMA)`: PL/pgSQL plans a
  * static statement once per session and reuses it, where EXECUTE parsed and planned the upsert again for every
@@ -62,17 +83,7 @@ export class OutboxSequenceStatic1795500000000 implements MigrationInterface {
   name = 'OutboxSequenceStatic1795500000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DO $do$ BEGIN
-      EXECUTE format($f$
-        CREATE OR REPLACE FUNCTION %1$I.outbox_assign_sequence() RETURNS trigger LANGUAGE plpgsql AS $fn$
-          BEGIN
-            INSERT INTO %1$I.outbox_sequence AS s (tenant_id, entity_type, entity_id, last_sequence)
-            VALUES (NEW.tenant_id, NEW.entity_type, NEW.entity_id, 1)
-            ON CONFLICT (tenant_id, entity_type, entity_id) DO UPDATE SET last_sequence = s.last_sequence + 1
-            RETURNING last_sequence INTO NEW.sequence;
-            RETURN NEW;
-          END $fn$$f$, current_schema());
-    END $do$`);
+    await q.query(assignSequenceStatic());
   }
 
   async down(q: QueryRunner): Promise<void> {

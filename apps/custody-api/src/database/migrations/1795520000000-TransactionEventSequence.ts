@@ -1,13 +1,9 @@
+import { assignSequenceStatic } from '@tessera/platform';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** The platform's numbering (OutboxSequenceStatic), with the two rules of decision 0425 ahead of it. */
-const assignSequence = (custom: boolean) => `DO $do$ BEGIN
-  EXECUTE format($f$
-    CREATE OR REPLACE FUNCTION %1$I.outbox_assign_sequence() RETURNS trigger LANGUAGE plpgsql AS $fn$
-      BEGIN
-        ${
-          custom
-            ? `IF NEW.sequence IS NOT NULL THEN
+/** Decision 0425's rules, run before the platform's counter upsert (`assignSequenceStatic`). */
+const TRANSACTION_RULES = `
+        IF NEW.sequence IS NOT NULL THEN
           RETURN NEW;
         END IF;
         IF NEW.entity_type = 'transaction' THEN
@@ -21,16 +17,7 @@ const assignSequence = (custom: boolean) => `DO $do$ BEGIN
             RAISE EXCEPTION 'transaction %% has no row to number its event from (decision 0425)', NEW.entity_id;
           END IF;
           RETURN NEW;
-        END IF;`
-            : ''
-        }
-        INSERT INTO %1$I.outbox_sequence AS s (tenant_id, entity_type, entity_id, last_sequence)
-        VALUES (NEW.tenant_id, NEW.entity_type, NEW.entity_id, 1)
-        ON CONFLICT (tenant_id, entity_type, entity_id) DO UPDATE SET last_sequence = s.last_sequence + 1
-        RETURNING last_sequence INTO NEW.sequence;
-        RETURN NEW;
-      END $fn$$f$, current_schema());
-END $do$`;
+        END IF;`;
 
 /**
  * A transaction's events are numbered from its own row (docs/decisions/0425): `transactions.event_sequence`
@@ -53,11 +40,11 @@ export class TransactionEventSequence1795520000000 implements MigrationInterface
     await q.query(`UPDATE "transactions" t SET "event_sequence" = s."last_sequence" FROM "outbox_sequence" s
       WHERE s."entity_type" = 'transaction' AND s."entity_id" = t."id"::text AND s."tenant_id" = t."tenant_id"::text`);
     await q.query(`DELETE FROM "outbox_sequence" WHERE "entity_type" = 'transaction'`);
-    await q.query(assignSequence(true));
+    await q.query(assignSequenceStatic(TRANSACTION_RULES));
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(assignSequence(false));
+    await q.query(assignSequenceStatic());
     await q.query(`INSERT INTO "outbox_sequence" ("tenant_id", "entity_type", "entity_id", "last_sequence")
       SELECT "tenant_id"::text, 'transaction', "id"::text, "event_sequence" FROM "transactions"`);
     await q.query('ALTER TABLE "transactions" DROP COLUMN "event_sequence"');
