@@ -72,6 +72,43 @@ export function assignSequenceStatic(rules = ''): string {
     END $do$`;
 }
 
+/** An entity whose events a service numbers from the entity's own row (decisions 0425, 0426). */
+export interface RowNumberedEntity {
+  /** The outbox `entity_type`, and the name the refusal gives it. */
+  entityType: string;
+  /** Its first event, which is always 1 (written in the statement that inserts the row). */
+  createdEventType: string;
+  /** The table (in the trigger's schema) whose `id` is the `entity_id` and whose `event_sequence` counts. */
+  table: string;
+  /** The decision the refusal names. */
+  decision: string;
+}
+
+/**
+ * `rules` for `assignSequenceStatic`: a sequence the producer gave is kept; an event of `entity` given none is
+ * numbered from its row (the created event is 1, any other bumps `event_sequence` and takes the result, under
+ * the row lock its transaction already holds), and one whose row does not exist is refused. Other entities fall
+ * through to the counter upsert.
+ */
+export function rowNumberingRules(entity: RowNumberedEntity): string {
+  return `
+        IF NEW.sequence IS NOT NULL THEN
+          RETURN NEW;
+        END IF;
+        IF NEW.entity_type = '${entity.entityType}' THEN
+          IF NEW.event_type = '${entity.createdEventType}' THEN
+            NEW.sequence := 1;
+            RETURN NEW;
+          END IF;
+          UPDATE %1$I.${entity.table} SET event_sequence = event_sequence + 1 WHERE id = NEW.entity_id::uuid
+            RETURNING event_sequence INTO NEW.sequence;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION '${entity.entityType} %% has no row to number its event from (decision ${entity.decision})', NEW.entity_id;
+          END IF;
+          RETURN NEW;
+        END IF;`;
+}
+
 /**
  * Rewrites `outbox_assign_sequence` with the counter table named statically (`<schema>.outbox_sequence`,
  * fixed when the migration runs) instead of through `EXECUTE format(…, TG_TABLE_SCHEMA)`: PL/pgSQL plans a

@@ -1,23 +1,5 @@
-import { assignSequenceStatic } from '@tessera/platform';
+import { assignSequenceStatic, rowNumberingRules } from '@tessera/platform';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-
-/** Decision 0425's rules, run before the platform's counter upsert (`assignSequenceStatic`). */
-const TRANSACTION_RULES = `
-        IF NEW.sequence IS NOT NULL THEN
-          RETURN NEW;
-        END IF;
-        IF NEW.entity_type = 'transaction' THEN
-          IF NEW.event_type = 'transaction.created' THEN
-            NEW.sequence := 1;
-            RETURN NEW;
-          END IF;
-          UPDATE %1$I.transactions SET event_sequence = event_sequence + 1 WHERE id = NEW.entity_id::uuid
-            RETURNING event_sequence INTO NEW.sequence;
-          IF NOT FOUND THEN
-            RAISE EXCEPTION 'transaction %% has no row to number its event from (decision 0425)', NEW.entity_id;
-          END IF;
-          RETURN NEW;
-        END IF;`;
 
 /**
  * A transaction's events are numbered from its own row (docs/decisions/0425): `transactions.event_sequence`
@@ -40,7 +22,16 @@ export class TransactionEventSequence1795520000000 implements MigrationInterface
     await q.query(`UPDATE "transactions" t SET "event_sequence" = s."last_sequence" FROM "outbox_sequence" s
       WHERE s."entity_type" = 'transaction' AND s."entity_id" = t."id"::text AND s."tenant_id" = t."tenant_id"::text`);
     await q.query(`DELETE FROM "outbox_sequence" WHERE "entity_type" = 'transaction'`);
-    await q.query(assignSequenceStatic(TRANSACTION_RULES));
+    await q.query(
+      assignSequenceStatic(
+        rowNumberingRules({
+          entityType: 'transaction',
+          createdEventType: 'transaction.created',
+          table: 'transactions',
+          decision: '0425',
+        }),
+      ),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -6,6 +6,7 @@ import { Questionnaires1795260000000 } from './1795260000000-Questionnaires';
 import { Checks1795270000000 } from './1795270000000-Checks';
 import { UboRollUp1795300000000 } from './1795300000000-UboRollUp';
 import { ChecksWakeAfterCommit1795510000000 } from './1795510000000-ChecksWakeAfterCommit';
+import { ApplicantEventSequence1795530000000 } from './1795530000000-ApplicantEventSequence';
 
 /** Every migration of schema "verification", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -16,4 +17,5 @@ export const migrations = withOutboxMigrations([
   Checks1795270000000,
   UboRollUp1795300000000,
   ChecksWakeAfterCommit1795510000000,
+  ApplicantEventSequence1795530000000,
 ]);

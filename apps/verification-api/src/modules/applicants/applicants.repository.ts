@@ -99,7 +99,8 @@ export const isUnstorableText = (error: unknown): boolean => ['22021', '22P05'].
 
 /**
  * $1 is a JSON array of NewApplicant. Columns and values are those of the single-applicant create this
- * replaced; the outbox row has exactly the columns `appendToOutbox` writes (docs/decisions/0101).
+ * replaced; the outbox row has exactly the columns `appendToOutbox` writes (docs/decisions/0101), and carries
+ * sequence 1: an applicant's first event, numbered from its row (decision 0426; the row starts at 1).
  */
 const CREATE_BATCH = `
   WITH input AS (
@@ -119,13 +120,13 @@ const CREATE_BATCH = `
     INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data, at)
     SELECT ins.id, ins.product_id, 'applicant.created', 'partner', '{}'::jsonb, ins.created_at FROM ins
   ), outbox_row AS (
-    INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at)
+    INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at, sequence)
     SELECT gen_random_uuid(), ins.product_id::text, $2, 'applicant', ins.id::text,
            jsonb_build_object(
              'applicantId', ins.id, 'externalUserId', ins.external_user_id, 'type', ins.type,
              'levelName', input."levelName", 'sandbox', input.sandbox,
              'createdAtUtc', to_char(ins.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
-           ins.created_at
+           ins.created_at, 1
       FROM ins JOIN input ON input."externalUserId" = ins.external_user_id AND input."productId" = ins.product_id
   )
   SELECT id, product_id AS "productId", external_user_id AS "externalUserId", created_at AS "createdAt" FROM ins`;

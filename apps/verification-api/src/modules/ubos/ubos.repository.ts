@@ -246,6 +246,8 @@ export class UbosRepository {
           eventType: VERIFICATION_EVENTS.APPLICANT_CREATED,
           entityType: 'applicant',
           entityId: created.id,
+          // The child's first event: its row starts at 1 (decision 0426).
+          sequence: 1,
           occurredAt: created.createdAt,
           data: {
             applicantId: created.id,

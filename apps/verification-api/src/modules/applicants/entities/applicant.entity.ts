@@ -87,6 +87,10 @@ export class ApplicantEntity {
   @Column('timestamptz', { name: 'children_completed_at', nullable: true })
   childrenCompletedAt: Date | null;
 
+  /** The sequence of the applicant's latest outbox event (decision 0426): 1 at creation, bumped by each event. */
+  @Column('bigint', { name: 'event_sequence', default: 1 })
+  eventSequence: string;
+
   @Column('boolean', { name: 'has_no_ubos', default: false })
   hasNoUbos: boolean;
 
