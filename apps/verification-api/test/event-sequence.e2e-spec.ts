@@ -108,6 +108,12 @@ describe('outbox sequence (verification)', () => {
   });
 
   it('the migration moves existing applicants off the counter table and back', async () => {
+    const created = await h
+      .http()
+      .post('/v1/applicants')
+      .set(h.auth(key))
+      .send({ externalUserId: 'seq-migrate-1' })
+      .expect(201);
     const company = await createCompany('seq-migrate');
     await h
       .http()
@@ -129,6 +135,7 @@ describe('outbox sequence (verification)', () => {
       await runner.release();
     }
     expect((await numbering(company.body.id)).row).toBe(2);
+    expect((await numbering(created.body.id)).row).toBe(1);
     expect(await applicantCounters()).toBe(0);
   }, 60_000);
 });

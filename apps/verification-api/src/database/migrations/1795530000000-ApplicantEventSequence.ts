@@ -15,8 +15,10 @@ export class ApplicantEventSequence1795530000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query('ALTER TABLE "applicants" ADD "event_sequence" bigint NOT NULL DEFAULT 1');
+    // Only applicants with more than their created event are rewritten: the column's default is already 1.
     await q.query(`UPDATE "applicants" a SET "event_sequence" = s."last_sequence" FROM "outbox_sequence" s
-      WHERE s."entity_type" = 'applicant' AND s."entity_id" = a."id"::text AND s."tenant_id" = a."product_id"::text`);
+      WHERE s."entity_type" = 'applicant' AND s."entity_id" = a."id"::text AND s."tenant_id" = a."product_id"::text
+        AND s."last_sequence" <> 1`);
     await q.query(`DELETE FROM "outbox_sequence" WHERE "entity_type" = 'applicant'`);
     await q.query(
       assignSequenceStatic(
