@@ -80,6 +80,8 @@ export interface RowNumberedEntity {
   createdEventType: string;
   /** The table (in the trigger's schema) whose `id` is the `entity_id` and whose `event_sequence` counts. */
   table: string;
+  /** The table's column that holds the outbox `tenant_id`. */
+  tenantColumn: string;
   /** The decision the refusal names. */
   decision: string;
 }
@@ -90,7 +92,7 @@ export interface RowNumberedEntity {
  * the row lock its transaction already holds), and one whose row does not exist is refused. Other entities fall
  * through to the counter upsert.
  */
-export function rowNumberingRules(entity: RowNumberedEntity): string {
+function rowNumberingRules(entity: RowNumberedEntity): string {
   return `
         IF NEW.sequence IS NOT NULL THEN
           RETURN NEW;
@@ -107,6 +109,28 @@ export function rowNumberingRules(entity: RowNumberedEntity): string {
           END IF;
           RETURN NEW;
         END IF;`;
+}
+
+/**
+ * The `up` of a migration that numbers an entity's events from its rows (decisions 0425, 0426): adds
+ * `event_sequence` (default 1, no table rewrite), copies each counter above 1 onto its row (the default holds the
+ * rest), deletes the entity's counters and rewrites the trigger with `rowNumberingRules`.
+ */
+export async function numberEventsFromRows(q: QueryRunner, entity: RowNumberedEntity): Promise<void> {
+  await q.query(`ALTER TABLE "${entity.table}" ADD "event_sequence" bigint NOT NULL DEFAULT 1`);
+  await q.query(`UPDATE "${entity.table}" r SET "event_sequence" = s."last_sequence" FROM "outbox_sequence" s
+    WHERE s."entity_type" = '${entity.entityType}' AND s."entity_id" = r."id"::text
+      AND s."tenant_id" = r."${entity.tenantColumn}"::text AND s."last_sequence" <> 1`);
+  await q.query(`DELETE FROM "outbox_sequence" WHERE "entity_type" = '${entity.entityType}'`);
+  await q.query(assignSequenceStatic(rowNumberingRules(entity)));
+}
+
+/** The matching `down`: the plain counter trigger back, the counters restored from the rows, the column gone. */
+export async function numberEventsFromCounters(q: QueryRunner, entity: RowNumberedEntity): Promise<void> {
+  await q.query(assignSequenceStatic());
+  await q.query(`INSERT INTO "outbox_sequence" ("tenant_id", "entity_type", "entity_id", "last_sequence")
+    SELECT "${entity.tenantColumn}"::text, '${entity.entityType}', "id"::text, "event_sequence" FROM "${entity.table}"`);
+  await q.query(`ALTER TABLE "${entity.table}" DROP COLUMN "event_sequence"`);
 }
 
 /**

@@ -11,8 +11,9 @@ export interface OutboxEvent {
   occurredAt?: Date;
   /**
    * The event's number in its entity's sequence, when the producer keeps it itself: custody numbers a
-   * transaction's events from its row, and its outbox trigger takes the number (decision 0425). Otherwise,
-   * and in a schema whose trigger does not take it, the trigger numbers the row.
+   * transaction's events from its row (decision 0425), verification gives an applicant's first event 1 (0426),
+   * and their outbox triggers take the number. Otherwise, and in a schema whose trigger does not take it, the
+   * trigger numbers the row.
    */
   sequence?: number;
 }

@@ -1,5 +1,13 @@
-import { assignSequenceStatic, rowNumberingRules } from '@tessera/platform';
+import { numberEventsFromCounters, numberEventsFromRows, type RowNumberedEntity } from '@tessera/platform';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+const TRANSACTIONS: RowNumberedEntity = {
+  entityType: 'transaction',
+  createdEventType: 'transaction.created',
+  table: 'transactions',
+  tenantColumn: 'tenant_id',
+  decision: '0425',
+};
 
 /**
  * A transaction's events are numbered from its own row (docs/decisions/0425): `transactions.event_sequence`
@@ -18,26 +26,10 @@ export class TransactionEventSequence1795520000000 implements MigrationInterface
   name = 'TransactionEventSequence1795520000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query('ALTER TABLE "transactions" ADD "event_sequence" bigint NOT NULL DEFAULT 1');
-    await q.query(`UPDATE "transactions" t SET "event_sequence" = s."last_sequence" FROM "outbox_sequence" s
-      WHERE s."entity_type" = 'transaction' AND s."entity_id" = t."id"::text AND s."tenant_id" = t."tenant_id"::text`);
-    await q.query(`DELETE FROM "outbox_sequence" WHERE "entity_type" = 'transaction'`);
-    await q.query(
-      assignSequenceStatic(
-        rowNumberingRules({
-          entityType: 'transaction',
-          createdEventType: 'transaction.created',
-          table: 'transactions',
-          decision: '0425',
-        }),
-      ),
-    );
+    await numberEventsFromRows(q, TRANSACTIONS);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(assignSequenceStatic());
-    await q.query(`INSERT INTO "outbox_sequence" ("tenant_id", "entity_type", "entity_id", "last_sequence")
-      SELECT "tenant_id"::text, 'transaction', "id"::text, "event_sequence" FROM "transactions"`);
-    await q.query('ALTER TABLE "transactions" DROP COLUMN "event_sequence"');
+    await numberEventsFromCounters(q, TRANSACTIONS);
   }
 }
