@@ -395,9 +395,7 @@ async function deployment(name) {
       try {
         // Its relay first takes the events the point left (tens of thousands): measured after it has.
         for (let i = 0; i < 300; i++) {
-          const [{ n }] = (
-            await client.query(`SELECT count(*)::int AS n FROM custody.outbox WHERE relayed_at IS NULL`)
-          ).rows;
+          const [{ n }] = (await client.query(`SELECT count(*)::int AS n FROM custody.outbox_pending`)).rows;
           if (n < 1000) break;
           await sleep(100);
         }

@@ -304,11 +304,9 @@ it(
     expect(BigInt(conservation!.held)).toBe(BigInt(conservation!.inflow) - BigInt(conservation!.outflow));
 
     // No event lost: each transaction has exactly one terminal status event, and the relay has sent every
-    // outbox row to the dispatcher's queue (the relay stamps a row only in the transaction that enqueued it).
+    // outbox row to the dispatcher's queue (the relay takes a row off the pending queue only in the transaction that enqueued it).
     const unrelayed = () =>
-      probe!
-        .query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox WHERE relayed_at IS NULL`)
-        .then(([row]) => row!.n);
+      probe!.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_pending`).then(([row]) => row!.n);
     let pending = await unrelayed();
     while (pending > 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 250));

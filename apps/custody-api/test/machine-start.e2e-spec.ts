@@ -52,7 +52,8 @@ it('the API role queues nothing on create; the worker relay starts the machine f
   });
   const [row] = await sql<{ relayed: boolean }>(
     h,
-    `SELECT relayed_at IS NOT NULL AS relayed FROM outbox WHERE event_type = 'transaction.created' AND entity_id = $1`,
+    `SELECT NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.id = o.id) AS relayed
+       FROM outbox o WHERE event_type = 'transaction.created' AND entity_id = $1`,
     [id],
   );
   expect(row).toEqual({ relayed: true });

@@ -41,13 +41,13 @@ afterAll(async () => {
 
 /**
  * A sandbox deposit of 1 BTC into a new wallet: Submitted, with its first step queued as the worker's
- * outbox relay queues it (and its outbox rows stamped relayed, so no relay queues it again).
+ * outbox relay queues it (and its outbox rows taken off the pending queue, so no relay queues it again).
  */
 async function deposit() {
   const w = await fundedWallet(api, ASSETS.BTC, undefined);
   const dep = await api.post('/sandbox/deposits', { walletId: w.walletId, amount: '1' }).expect(201);
   const id: string = dep.body.transactionId;
-  await sql(h, `UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL`);
+  await sql(h, `DELETE FROM outbox_pending`);
   await h.api
     .get(JobQueues, { strict: false })
     .addBulk('CUSTODY_TRANSACTION_ADVANCE', [

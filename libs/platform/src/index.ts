@@ -19,6 +19,7 @@ export * from './outbox.entity';
 export * from './outbox-relay';
 export * from './outbox-wake';
 export * from './outbox-notify.migration';
+export * from './outbox-pending.migration';
 export * from './outbox-retention.migration';
 export * from './outbox-sequence.migration';
 export * from './outbox-migrations';

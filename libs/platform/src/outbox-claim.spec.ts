@@ -3,12 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { outboxDataSource, POSTGRES_URL } from '../test/outbox-data-source';
 import type { JobQueues } from './jobs';
+import { OUTBOX_PENDING_QUEUE } from './outbox-pending.migration';
 import { CLAIM_PLAN, claimStatement, OutboxRelay } from './outbox-relay';
 
 /**
- * The relay's claim (decision 0406): one statement claims and stamps the oldest unrelayed rows, skipping rows
- * another relay holds, and it is planned as an index scan of `outbox_unrelayed_idx` however many relayed rows
- * the index still lists until vacuum. Real Postgres, the product's partial index.
+ * The relay's claim (decisions 0406, 0427): one statement takes the oldest queued rows off the pending queue and
+ * answers their outbox rows, skipping rows another relay holds, and it is planned as an index scan of the queue's
+ * `created_at` index however many dead entries that index still lists until vacuum. Real Postgres, the product's
+ * queue and trigger.
  */
 const schema = `claim_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
@@ -22,7 +24,7 @@ const connect = async () => {
   return client;
 };
 
-/** `n` unrelayed rows whose created_at follow each other by a millisecond, after every row there is. */
+/** `n` queued rows whose created_at follow each other by a millisecond, after every row there is. */
 async function append(n: number): Promise<string[]> {
   const { rows } = await a.query<{ id: string }>(
     `INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at, created_at)
@@ -52,9 +54,9 @@ beforeAll(async () => {
     event_type text NOT NULL, entity_type text NOT NULL, entity_id text NOT NULL, data jsonb NOT NULL,
     sequence bigint, occurred_at timestamptz NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
     relayed_at timestamptz) WITH (autovacuum_enabled = false)`);
-  await admin.query(
-    `CREATE INDEX outbox_unrelayed_idx ON ${schema}.outbox (created_at) WHERE relayed_at IS NULL`,
-  );
+  await admin.query(`SET search_path = ${schema}`);
+  for (const sql of OUTBOX_PENDING_QUEUE) await admin.query(sql);
+  await admin.query(`ALTER TABLE outbox_pending SET (autovacuum_enabled = false)`);
   await admin.end();
   [a, b] = await Promise.all([connect(), connect()]);
 });
@@ -65,50 +67,59 @@ afterAll(async () => {
 });
 
 describe('the outbox claim', () => {
-  it('takes the oldest unrelayed rows and stamps them; a relay in parallel takes the next ones', async () => {
+  it('takes the oldest queued rows off the queue; a relay in parallel takes the next ones', async () => {
     const ids = await append(7);
     const first = await claim(a, 3);
     const second = await claim(b, 3); // runs while `a` still holds its rows
     expect(first).toEqual(ids.slice(0, 3));
     expect(second).toEqual(ids.slice(3, 6));
-    await a.query('ROLLBACK'); // a failed enqueue: the stamp goes, the rows are claimed again later
+    await a.query('ROLLBACK'); // a failed enqueue: the rows go back on the queue and are claimed again later
     await b.query('COMMIT');
-    const { rows } = await a.query<{ id: string }>(
-      'SELECT id FROM outbox WHERE relayed_at IS NULL ORDER BY created_at',
-    );
+    const { rows } = await a.query<{ id: string }>('SELECT id FROM outbox_pending ORDER BY created_at');
     expect(rows.map((r) => r.id)).toEqual([...ids.slice(0, 3), ids[6]]);
     expect(await claim(a, 10)).toEqual([...ids.slice(0, 3), ids[6]]);
     await a.query('COMMIT');
   });
 
-  it('is an index scan of outbox_unrelayed_idx with thousands of relayed rows not yet vacuumed', async () => {
+  it("walks the queue's index with thousands of dead entries not yet vacuumed, and never writes the outbox", async () => {
     await append(5000);
     // As under load: the last analyze saw a few hundred rows waiting, so the planner expects about as many
-    // unrelayed rows (a bitmap scan and a sort look cheaper than walking the index for up to 500)...
-    await a.query(`UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL AND entity_id::int <= 4800`);
-    await a.query('ANALYZE outbox');
-    // ...while the index still lists every row relayed since the last vacuum.
-    await a.query('UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL');
+    // queued rows (a bitmap scan and a sort look cheaper than walking the index for up to 500)...
+    await a.query(
+      `DELETE FROM outbox_pending p USING outbox o WHERE o.id = p.id AND o.entity_id::int <= 4800`,
+    );
+    await a.query('ANALYZE outbox_pending');
+    // ...while the index still lists every row taken off the queue since the last vacuum.
+    await a.query('DELETE FROM outbox_pending');
     const fresh = await append(5);
+    const outboxWrites = async () => {
+      const { rows } = await a.query<{ n: number }>(
+        `SELECT (n_tup_upd + n_tup_del)::int AS n FROM pg_stat_xact_user_tables WHERE relid = 'outbox'::regclass`,
+      );
+      return rows[0]!.n;
+    };
     await a.query(`BEGIN; ${CLAIM_PLAN}`);
     const { rows } = await a.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
       `EXPLAIN (ANALYZE, FORMAT JSON) ${claimStatement(500)}`,
     );
+    const written = await outboxWrites();
     await a.query('ROLLBACK');
     const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
-    // The claim walks the partial index in created_at order; each claimed row is found by primary key.
-    expect(
-      nodes.filter((n) => n['Node Type'].includes('Scan')).map((n) => [n['Node Type'], n['Index Name']]),
-    ).toEqual([
-      ['Subquery Scan', undefined],
-      ['Index Scan', 'outbox_unrelayed_idx'],
+    // The claim walks the queue's index in created_at order, deletes what it locked by ctid, and finds each
+    // claimed outbox row by primary key.
+    const scans = nodes.filter((n) => n['Node Type'].includes('Scan') && n['Node Type'] !== 'CTE Scan');
+    expect(scans.map((n) => [n['Node Type'], n['Index Name']])).toEqual([
+      ['Index Scan', 'outbox_pending_created_idx'],
+      ['Tid Scan', undefined],
       ['Index Scan', 'outbox_pkey'],
     ]);
+    expect(scans[0]!['Actual Rows']).toBe(fresh.length);
     expect(nodes[0]!['Actual Rows']).toBe(fresh.length);
+    expect(written).toBe(0); // no update and no delete of an outbox row
   });
 
   it('a pass whose connection dies before its commit relays nothing; the next pass relays the rows', async () => {
-    await a.query('UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL');
+    await a.query('DELETE FROM outbox_pending');
     const ids = await append(3);
     const ds = await relayDataSource(1);
     const enqueued: string[][] = [];
@@ -130,8 +141,8 @@ describe('the outbox claim', () => {
     const relay = new OutboxRelay(ds, queues, {} as never, { source: 'custody' });
     try {
       await expect(relay.relayBatch(500)).rejects.toThrow();
-      const { rows } = await a.query('SELECT count(*)::int AS n FROM outbox WHERE relayed_at IS NULL');
-      expect(rows[0].n).toBe(3); // the stamp died with the connection
+      const { rows } = await a.query('SELECT count(*)::int AS n FROM outbox_pending');
+      expect(rows[0].n).toBe(3); // the delete from the queue died with the connection
       expect(await relay.relayBatch(500)).toBe(3); // on a new connection
       expect(enqueued).toEqual([ids, ids]); // enqueued again: BullMQ's job id and the inbox deduplicate
     } finally {
@@ -182,7 +193,7 @@ async function until(done: () => boolean, timeoutMs = 10_000): Promise<void> {
 }
 
 describe("the relay's pace (decision 0418)", () => {
-  beforeEach(() => a.query('UPDATE outbox SET relayed_at = now() WHERE relayed_at IS NULL'));
+  beforeEach(() => a.query('DELETE FROM outbox_pending'));
 
   it("runs an idle relay's first wake at once, then one pass per interval while commits keep waking it", async () => {
     const paced = await recordingRelay({ minIntervalMs: 400 });

@@ -3,6 +3,7 @@ import {
   DropOutboxNotifyTrigger1795480000000,
   OutboxNotifyTrigger1795230000000,
 } from './outbox-notify.migration';
+import { OutboxPendingQueue1795540000000 } from './outbox-pending.migration';
 import { OutboxRetention1795490000000 } from './outbox-retention.migration';
 import { OutboxSequence1795410000000, OutboxSequenceStatic1795500000000 } from './outbox-sequence.migration';
 
@@ -15,6 +16,7 @@ export const outboxMigrations: MigrationClass[] = [
   DropOutboxNotifyTrigger1795480000000,
   OutboxRetention1795490000000,
   OutboxSequenceStatic1795500000000,
+  OutboxPendingQueue1795540000000,
 ];
 
 const timestamp = (m: MigrationClass) => Number(/(\d{13})$/.exec(m.name)?.[1] ?? 0);

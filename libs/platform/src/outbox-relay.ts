@@ -37,7 +37,7 @@ export interface OutboxRelayOptions {
   /**
    * Jobs of the producing service that an event starts, enqueued in the same relay step as its webhook job
    * (custody: `transaction.created` starts the transaction's machine). Enqueued only after the event's
-   * commit, and again after a crash before the row is stamped, so give them deterministic job ids.
+   * commit, and again after a crash before the row is taken off the queue, so give them deterministic job ids.
    */
   followUps?: (event: RelayedEvent) => FollowUpJob[];
 }
@@ -104,8 +104,8 @@ interface OutboxRow {
  * Moves committed outbox rows to the webhook.events queue (ARCHITECTURE.md, "Transactional outbox").
  * Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the work; each batch is enqueued
  * as `webhook.events.v1` jobs of up to 100 events (webhookEventJobs: a replay after a crash between enqueue
- * and commit is deduplicated by BullMQ, and by the dispatcher's inbox and unique key after that) and stamped
- * relayed in the same transaction. Producers wake it after they commit (outbox-wake.ts): directly when it runs
+ * and commit is deduplicated by BullMQ, and by the dispatcher's inbox and unique key after that) and taken
+ * off the pending queue in the same transaction (decision 0427). Producers wake it after they commit (outbox-wake.ts): directly when it runs
  * in their process on the same DataSource, else by a NOTIFY on the schema's channel, on which it LISTENs; a
  * poll is the backstop for lost wakes and for a dropped LISTEN connection.
  */
@@ -197,8 +197,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   /**
    * One batch in one transaction; returns how many rows were relayed. Two round trips: the claim, which also
-   * stamps the rows relayed (uncommitted), and the COMMIT after the enqueue. A failed enqueue rolls the stamp
-   * back; a crash between the enqueue and the commit leaves the rows unrelayed, so they are enqueued again
+   * takes the rows off the pending queue (uncommitted), and the COMMIT after the enqueue. A failed enqueue puts
+   * them back (the rollback); a crash between the enqueue and the commit leaves the rows unrelayed, so they are enqueued again
    * (deduplicated by BullMQ's job id and the dispatcher's inbox).
    */
   async relayBatch(limit: number): Promise<number> {
@@ -273,9 +273,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /**
-   * Deletes relayed rows older than OUTBOX_RETENTION_HOURS (0: none), 5,000 per statement through
-   * `outbox_relayed_idx`, until none is left; replicas skip each other's rows. Returns how many went.
-   * Nothing reads a relayed row again: the dispatcher keeps its own copy of every event.
+   * Deletes outbox rows older than OUTBOX_RETENTION_HOURS (0: none) that are no longer queued, 5,000 per
+   * statement through `outbox_created_idx`, until none is left; replicas skip each other's rows. Returns how many
+   * went. Nothing reads a relayed row again: the dispatcher keeps its own copy of every event.
    */
   async prune(): Promise<number> {
     const hours = this.platform.env.OUTBOX_RETENTION_HOURS;
@@ -284,8 +284,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     for (;;) {
       const [{ n }] = await this.dataSource.query<{ n: number }[]>(
         `WITH old AS (
-           SELECT id FROM outbox WHERE relayed_at < now() - make_interval(hours => $1)
-           ORDER BY relayed_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+           SELECT id FROM outbox o WHERE created_at < now() - make_interval(hours => $1)
+              AND NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.id = o.id)
+           ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED),
          gone AS (DELETE FROM outbox o USING old WHERE o.id = old.id RETURNING 1)
          SELECT count(*)::int AS n FROM gone`,
         [hours, PRUNE_BATCH],
@@ -311,24 +312,28 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 const PRUNE_BATCH = 5000;
 
 /**
- * How a relay pass plans its claim (decision 0406): as an index scan of `outbox_unrelayed_idx` in `created_at`
- * order. Left to itself the planner picks a bitmap scan plus a sort, since it expects few unrelayed rows; but
- * until vacuum runs, that partial index still holds an entry for every row relayed since (the stamp leaves it
- * only in the rows' newer versions), and a bitmap scan fetches every one of those dead rows on every pass:
- * hundreds of heap pages per pass under load. A plain index scan marks the entries of dead rows as it meets
- * them (kill_prior_tuple), so the next pass skips them.
+ * How a relay pass plans its claim (decisions 0406, 0427): as an index scan of `outbox_pending_created_idx` in
+ * `created_at` order. Left to itself the planner may pick a bitmap scan plus a sort, since it expects few queued
+ * rows; but until vacuum runs, the index still holds an entry for every row taken off the queue since, and a
+ * bitmap scan fetches every one of those dead rows on every pass. A plain index scan marks the entries of dead
+ * rows as it meets them (kill_prior_tuple), so the next pass skips them.
  */
 export const CLAIM_PLAN = 'SET LOCAL enable_bitmapscan = off; SET LOCAL enable_seqscan = off';
 
-/** Claims up to `limit` unrelayed rows, oldest first, skipping rows another relay holds, and stamps them. */
+/**
+ * Claims up to `limit` queued rows, oldest first, skipping rows another relay holds, and takes them off the
+ * queue (decision 0427): a delete of narrow queue rows found by their ctid, then the outbox rows by primary key.
+ * The outbox row itself is not written.
+ */
 export function claimStatement(limit: number): string {
   if (!Number.isInteger(limit) || limit < 1) throw new Error(`outbox relay: bad batch size ${limit}`);
-  return `UPDATE outbox o SET relayed_at = now()
-      FROM (SELECT id FROM outbox WHERE relayed_at IS NULL ORDER BY created_at LIMIT ${limit}
-            FOR UPDATE SKIP LOCKED) claimed
-     WHERE o.id = claimed.id
-    RETURNING o.id, o.tenant_id, o.event_type, o.entity_type, o.entity_id, o.sequence, o.data, o.occurred_at,
-              o.created_at`;
+  return `WITH claimed AS (
+      DELETE FROM outbox_pending WHERE ctid = ANY (ARRAY(
+        SELECT ctid FROM outbox_pending ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED))
+      RETURNING id)
+    SELECT o.id, o.tenant_id, o.event_type, o.entity_type, o.entity_id, o.sequence, o.data, o.occurred_at,
+           o.created_at
+      FROM outbox o WHERE o.id IN (SELECT id FROM claimed)`;
 }
 
 /** A relay pass's first round trip, one simple-protocol query (the limit is ours, an integer). */

@@ -2,13 +2,14 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 
 /**
  * A partner event written in the same transaction as the state change that caused it
- * (ARCHITECTURE.md, "Transactional outbox"). Each producing service has this table in its own schema;
- * a relay moves committed rows to the webhook.events queue and stamps `relayedAt`, and deletes relayed rows
- * after OUTBOX_RETENTION_HOURS (OutboxRetention migration).
+ * (ARCHITECTURE.md, "Transactional outbox"). Each producing service has this table in its own schema. A row is
+ * written once: a trigger queues its id in `outbox_pending`, a relay moves committed rows to the webhook.events
+ * queue and takes them off that queue, and rows past OUTBOX_RETENTION_HOURS are deleted (decision 0427).
  */
 @Entity({ name: 'outbox' })
+@Index('outbox_created_idx', ['createdAt'])
+// Empty since decision 0427 (relayed_at is set at insert); kept one release for relays of the previous one.
 @Index('outbox_unrelayed_idx', ['createdAt'], { where: '"relayed_at" IS NULL' })
-@Index('outbox_relayed_idx', ['relayedAt'], { where: '"relayed_at" IS NOT NULL' })
 export class OutboxEventEntity {
   @PrimaryColumn('uuid')
   id: string;
@@ -41,7 +42,12 @@ export class OutboxEventEntity {
   @CreateDateColumn({ type: 'timestamptz', name: 'created_at' })
   createdAt: Date;
 
-  @Column('timestamptz', { name: 'relayed_at', nullable: true })
+  /**
+   * Unused since decision 0427, which queues unrelayed rows in `outbox_pending`: the insert time, so that a
+   * relay of the previous release (claiming `relayed_at IS NULL`) finds nothing during a rolling deploy.
+   * Dropped in a later release.
+   */
+  @Column('timestamptz', { name: 'relayed_at', nullable: true, default: () => 'now()' })
   relayedAt: Date | null;
 }
 

@@ -7,6 +7,11 @@ import { Client } from 'pg';
 export interface SchemaMigrator {
   schema: string;
   migrationsDir: string;
+  /**
+   * The migration classes the runner applies, when some live outside migrationsDir (the platform's outbox
+   * migrations): their source goes into the fingerprint too.
+   */
+  migrations?: readonly unknown[];
   migrate: (databaseUrl: string) => Promise<unknown>;
 }
 
@@ -34,6 +39,7 @@ function fingerprint(migrators: SchemaMigrator[]): string {
   for (const m of migrators) {
     hash.update(m.schema);
     for (const file of filesUnder(m.migrationsDir)) hash.update(file).update(readFileSync(file));
+    for (const migration of m.migrations ?? []) hash.update(String(migration));
   }
   return hash.digest('hex').slice(0, 16);
 }

@@ -13,9 +13,11 @@ export function migratorFor(
   options: (url: string) => ServiceDatabaseOptions,
   migrationsDir: string,
 ): SchemaMigrator {
+  const { schema, migrations } = options('postgres://unused');
   return {
-    schema: options('postgres://unused').schema,
+    schema,
     migrationsDir,
+    migrations: Array.isArray(migrations) ? migrations : Object.values(migrations),
     migrate: (url) => migrateServiceSchema(options(url)),
   };
 }

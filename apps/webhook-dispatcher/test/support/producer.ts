@@ -37,6 +37,7 @@ const producerDatabase = {
 export const producerMigrator: SchemaMigrator = {
   schema: 'producer',
   migrationsDir: __dirname,
+  migrations: producerDatabase.migrations,
   migrate: (url) => migrateServiceSchema({ url, ...producerDatabase }),
 };
 
