@@ -105,9 +105,10 @@ interface OutboxRow {
  * Rows are claimed with FOR UPDATE SKIP LOCKED, so several relays share the work; each batch is enqueued
  * as `webhook.events.v1` jobs of up to 100 events (webhookEventJobs: a replay after a crash between enqueue
  * and commit is deduplicated by BullMQ, and by the dispatcher's inbox and unique key after that) and taken
- * off the pending queue in the same transaction (decision 0427). Producers wake it after they commit (outbox-wake.ts): directly when it runs
- * in their process on the same DataSource, else by a NOTIFY on the schema's channel, on which it LISTENs; a
- * poll is the backstop for lost wakes and for a dropped LISTEN connection.
+ * off the pending queue in the same transaction (decision 0427). Producers wake it after they commit
+ * (outbox-wake.ts): directly when it runs in their process on the same DataSource, else by a NOTIFY on the
+ * schema's channel, on which it LISTENs; a poll is the backstop for lost wakes and for a dropped LISTEN
+ * connection.
  */
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -198,8 +199,8 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   /**
    * One batch in one transaction; returns how many rows were relayed. Two round trips: the claim, which also
    * takes the rows off the pending queue (uncommitted), and the COMMIT after the enqueue. A failed enqueue puts
-   * them back (the rollback); a crash between the enqueue and the commit leaves the rows unrelayed, so they are enqueued again
-   * (deduplicated by BullMQ's job id and the dispatcher's inbox).
+   * them back (the rollback); a crash between the enqueue and the commit leaves the rows queued, so they are
+   * enqueued again (deduplicated by BullMQ's job id and the dispatcher's inbox).
    */
   async relayBatch(limit: number): Promise<number> {
     const client = await pgPool(this.dataSource).connect();
