@@ -19,6 +19,18 @@ export const outboxMigrations: MigrationClass[] = [
   OutboxPendingQueue1795540000000,
 ];
 
+/**
+ * The files that define those migrations, with the constants they use: a test template is rebuilt when one
+ * changes (libs/testing hashes them with each service's own migrations folder).
+ */
+export const outboxMigrationSources: readonly string[] = [
+  './outbox-migrations',
+  './outbox-notify.migration',
+  './outbox-pending.migration',
+  './outbox-retention.migration',
+  './outbox-sequence.migration',
+].map((m) => require.resolve(m));
+
 const timestamp = (m: MigrationClass) => Number(/(\d{13})$/.exec(m.name)?.[1] ?? 0);
 
 /**

@@ -7,11 +7,8 @@ import { Client } from 'pg';
 export interface SchemaMigrator {
   schema: string;
   migrationsDir: string;
-  /**
-   * The migration classes the runner applies, when some live outside migrationsDir (the platform's outbox
-   * migrations): their source goes into the fingerprint too.
-   */
-  migrations?: readonly unknown[];
+  /** Files outside migrationsDir whose migrations the runner applies too (the platform's outbox migrations). */
+  sources?: readonly string[];
   migrate: (databaseUrl: string) => Promise<unknown>;
 }
 
@@ -39,7 +36,7 @@ function fingerprint(migrators: SchemaMigrator[]): string {
   for (const m of migrators) {
     hash.update(m.schema);
     for (const file of filesUnder(m.migrationsDir)) hash.update(file).update(readFileSync(file));
-    for (const migration of m.migrations ?? []) hash.update(String(migration));
+    for (const file of m.sources ?? []) hash.update(file).update(readFileSync(file));
   }
   return hash.digest('hex').slice(0, 16);
 }

@@ -1,6 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { migrateServiceSchema, type ServiceDatabaseOptions } from '@tessera/platform';
+import { migrateServiceSchema, outboxMigrationSources, type ServiceDatabaseOptions } from '@tessera/platform';
 import { bootApp } from './app';
 import type { SchemaMigrator } from './database';
 import { createTestEnvironment, type TestEnvironment } from './environment';
@@ -13,11 +13,10 @@ export function migratorFor(
   options: (url: string) => ServiceDatabaseOptions,
   migrationsDir: string,
 ): SchemaMigrator {
-  const { schema, migrations } = options('postgres://unused');
   return {
-    schema,
+    schema: options('postgres://unused').schema,
     migrationsDir,
-    migrations: Array.isArray(migrations) ? migrations : Object.values(migrations),
+    sources: outboxMigrationSources,
     migrate: (url) => migrateServiceSchema(options(url)),
   };
 }

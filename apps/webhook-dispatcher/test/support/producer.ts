@@ -6,6 +6,7 @@ import {
   OutboxEventEntity,
   OutboxSequenceEntity,
   OutboxRelayModule,
+  outboxMigrationSources,
   withOutboxMigrations,
   PlatformModule,
 } from '@tessera/platform';
@@ -37,7 +38,7 @@ const producerDatabase = {
 export const producerMigrator: SchemaMigrator = {
   schema: 'producer',
   migrationsDir: __dirname,
-  migrations: producerDatabase.migrations,
+  sources: outboxMigrationSources,
   migrate: (url) => migrateServiceSchema({ url, ...producerDatabase }),
 };
 
