@@ -40,6 +40,26 @@ describe('per-credential limit', () => {
   });
 });
 
+describe('per-credential limit with permits taken ahead (decision 0428)', () => {
+  let busy: Harness;
+  afterAll(() => busy?.close());
+
+  it('a busy credential still gets exactly its limit: 10 streams of requests against 300 admit 300', async () => {
+    // 300 a minute lets a replica hold 3 permits ahead: the streams are served from them between round trips.
+    busy = await startHarness({ RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE: '300' });
+    const { key: streams } = await busy.tenant('D');
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let i = 0; i < 34; i++)
+          statuses.push((await busy.http().get('/v1/levels').set(busy.auth(streams))).status);
+      }),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(300);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40);
+  });
+});
+
 describe('auth endpoints: 20 failed authentications per minute per IP and per API', () => {
   it('the partner API and the operator API count apart; the 21st failure of each answers 429 (issue 15)', async () => {
     for (let i = 0; i < 20; i++) {

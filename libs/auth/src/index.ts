@@ -1,5 +1,6 @@
 export * from './encryption';
 export * from './ip-allow-list';
+export * from './permit-leases';
 export * from './rate-limiter';
 export * from './replay-cache';
 export * from './request-signing';

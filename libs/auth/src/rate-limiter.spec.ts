@@ -37,6 +37,7 @@ describe('RateLimiter (real Redis)', () => {
       admitted: 7,
       remaining: 3,
       retryAfterSeconds: 0,
+      segment: expect.any(Number),
     });
     const partly = await limiter.take('bucket-f', rule, 5);
     expect(partly.admitted).toBe(3);
@@ -53,6 +54,17 @@ describe('RateLimiter (real Redis)', () => {
     const rule = { limit: 25, windowSeconds: 60, segments: 4 };
     const takes = await Promise.all(Array.from({ length: 20 }, () => limiter.take('bucket-g', rule, 3)));
     expect(takes.reduce((sum, t) => sum + t.admitted, 0)).toBe(25);
+  });
+
+  it('handBack uncounts permits in the segment they were taken in, never below zero', async () => {
+    const rule = { limit: 10, windowSeconds: 60, segments: 4 };
+    const taken = await limiter.take('bucket-h', rule, 6);
+    expect(Math.abs(taken.segment - Math.floor(Date.now() / 15_000))).toBeLessThanOrEqual(1);
+    expect(await limiter.handBack('bucket-h', taken.segment, 4)).toBe(4);
+    expect((await limiter.take('bucket-h', rule, 0)).remaining).toBe(8);
+    expect(await limiter.handBack('bucket-h', taken.segment, 5)).toBe(2);
+    expect((await limiter.take('bucket-h', rule, 0)).remaining).toBe(10);
+    expect(await limiter.handBack('bucket-h', taken.segment - 100, 1)).toBe(0);
   });
 
   it('keeps buckets apart', async () => {

@@ -22,7 +22,7 @@ export interface RateLimitResult {
  * KEYS[1] = key base (hash-tagged, so all segments share a cluster slot).
  * ARGV = limit, segment length in ms, segment count, requests wanted (default 1).
  * Admits as many of the wanted requests as the window still has room for.
- * Returns {admitted, remaining, retryAfterMs (0 when all were admitted)}.
+ * Returns {admitted, remaining, retryAfterMs (0 when all were admitted), the segment they were counted in}.
  */
 const SLIDING_WINDOW = `
 local limit = tonumber(ARGV[1])
@@ -59,7 +59,21 @@ if admitted < wanted then
     end
   end
 end
-return {admitted, math.max(0, limit - total), retryMs}
+return {admitted, math.max(0, limit - total), retryMs, current}
+`;
+
+/**
+ * Hands back permits counted in one segment and not used (PermitLeases): takes up to ARGV[2] off that
+ * segment's counter, never below zero and never after the counter has expired with its segment.
+ * KEYS[1] = key base, ARGV = segment, count. Returns how many were handed back.
+ */
+const HAND_BACK = `
+local key = KEYS[1] .. ':' .. ARGV[1]
+local back = math.min(tonumber(ARGV[2]), tonumber(redis.call('GET', key) or '0'))
+if back > 0 then
+  redis.call('DECRBY', key, back)
+end
+return back
 `;
 
 export interface RateLimitTake {
@@ -68,6 +82,8 @@ export interface RateLimitTake {
   remaining: number;
   /** Whole seconds until a refused request would be allowed again (0 when every one was admitted). */
   retryAfterSeconds: number;
+  /** The window segment the admitted requests were counted in (for `handBack`). */
+  segment: number;
 }
 
 type WithSlidingWindow = Redis & {
@@ -77,7 +93,8 @@ type WithSlidingWindow = Redis & {
     segmentMs: number,
     segments: number,
     wanted: number,
-  ): Promise<[number, number, number]>;
+  ): Promise<[number, number, number, number]>;
+  tesseraSlidingWindowHandBack(key: string, segment: number, count: number): Promise<number>;
 };
 
 export class RateLimiter {
@@ -90,6 +107,7 @@ export class RateLimiter {
     // defineCommand sends the script once and then calls it by its SHA (EVALSHA).
     if (!('tesseraSlidingWindow' in redis)) {
       redis.defineCommand('tesseraSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
+      redis.defineCommand('tesseraSlidingWindowHandBack', { numberOfKeys: 1, lua: HAND_BACK });
     }
     this.redis = redis as WithSlidingWindow;
   }
@@ -105,8 +123,8 @@ export class RateLimiter {
    */
   async take(bucket: string, rule: RateLimitRule, wanted: number): Promise<RateLimitTake> {
     const segmentMs = Math.ceil((rule.windowSeconds * 1000) / rule.segments);
-    const [admitted, remaining, retryMs] = await this.redis.tesseraSlidingWindow(
-      `${this.keyPrefix}:rl:{${bucket}}`,
+    const [admitted, remaining, retryMs, segment] = await this.redis.tesseraSlidingWindow(
+      this.keyOf(bucket),
       rule.limit,
       segmentMs,
       rule.segments,
@@ -116,6 +134,19 @@ export class RateLimiter {
       admitted,
       remaining,
       retryAfterSeconds: admitted === wanted ? 0 : Math.max(1, Math.ceil(retryMs / 1000)),
+      segment,
     };
+  }
+
+  /**
+   * Uncounts `count` requests that `take` admitted in `segment` but that were never served, so the window
+   * has room for them again. Answers how many were handed back (fewer once the segment has expired).
+   */
+  handBack(bucket: string, segment: number, count: number): Promise<number> {
+    return this.redis.tesseraSlidingWindowHandBack(this.keyOf(bucket), segment, count);
+  }
+
+  private keyOf(bucket: string): string {
+    return `${this.keyPrefix}:rl:{${bucket}}`;
   }
 }

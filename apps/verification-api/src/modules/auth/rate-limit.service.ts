@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { type RateLimitRule, RateLimiter } from '@tessera/auth';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { PermitLeases, RateLimiter } from '@tessera/auth';
 import { APP_CONFIG, Batcher, REQUEST_REDIS, RedisKeys, TooManyRequestsException } from '@tessera/platform';
 import type Redis from 'ioredis';
 import type { Env } from '../../config/env';
@@ -14,12 +14,16 @@ const PER_MINUTE = { windowSeconds: 60, segments: 6 };
  *
  * The credential limit runs on every partner request, so it is grouped (docs/decisions/0105): the requests
  * of one credential that arrive together are counted with one script call (`RateLimiter.take`), which admits
- * exactly as many as the window has room for, across replicas, as one call per request would.
+ * exactly as many as the window has room for, across replicas, as one call per request would. A busy
+ * credential also takes a few permits ahead and admits the next requests from them without a round trip
+ * (`PermitLeases`, decision 0428): never more than the limit across replicas; a replica may be refused for
+ * at most 50 ms while another holds unused permits (at most 1 % of the limit each).
  */
 @Injectable()
-export class RateLimitService {
+export class RateLimitService implements OnModuleDestroy {
   private readonly limiter: RateLimiter;
   private readonly credentials: Batcher<string, number>;
+  private readonly credentialLeases: PermitLeases;
 
   constructor(
     // The platform's auto-pipelined connection: the script calls of one event-loop turn leave in one write.
@@ -28,6 +32,10 @@ export class RateLimitService {
     @Inject(APP_CONFIG) private readonly env: Env,
   ) {
     this.limiter = new RateLimiter(redis, keys.key('verification'));
+    this.credentialLeases = new PermitLeases(this.limiter, {
+      limit: env.RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE,
+      ...PER_MINUTE,
+    });
     this.credentials = new Batcher({
       run: (apiKeys) => this.takeCredentials(apiKeys),
       maxConcurrentBatches: 4,
@@ -92,19 +100,19 @@ export class RateLimitService {
 
   /** Counts one request of the credential; throws 429 once it is over its limit. */
   async credential(apiKey: string): Promise<void> {
+    if (this.credentialLeases.tryLocal(`cred:${apiKey}`)) return;
     const retryAfterSeconds = await this.credentials.submit(apiKey);
     if (retryAfterSeconds > 0) throw new TooManyRequestsException(retryAfterSeconds);
   }
 
   /** One `take` per distinct credential of the batch; answers 0 (admitted) or a Retry-After per request. */
   private async takeCredentials(apiKeys: string[]): Promise<number[]> {
-    const rule: RateLimitRule = { limit: this.env.RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE, ...PER_MINUTE };
     const wanted = new Map<string, number>();
     for (const apiKey of apiKeys) wanted.set(apiKey, (wanted.get(apiKey) ?? 0) + 1);
     const taken = new Map(
       await Promise.all(
         [...wanted].map(
-          async ([apiKey, n]) => [apiKey, await this.limiter.take(`cred:${apiKey}`, rule, n)] as const,
+          async ([apiKey, n]) => [apiKey, await this.credentialLeases.take(`cred:${apiKey}`, n)] as const,
         ),
       ),
     );
@@ -115,5 +123,10 @@ export class RateLimitService {
       take.admitted -= 1;
       return 0;
     });
+  }
+
+  /** Permits held ahead go back, so other replicas can use them at once. */
+  async onModuleDestroy(): Promise<void> {
+    await this.credentialLeases.close();
   }
 }

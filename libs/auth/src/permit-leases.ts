@@ -1,0 +1,130 @@
+import type { RateLimiter, RateLimitRule, RateLimitTake } from './rate-limiter';
+
+export interface PermitLeaseOptions {
+  /** How long permits taken ahead stay usable before they are handed back, in ms. */
+  leaseMs?: number;
+  /** At most this share of the limit is held ahead, per bucket and per process… */
+  maxShare?: number;
+  /** …and never more than this many permits. */
+  maxPermits?: number;
+}
+
+/** One bucket's permits taken ahead, and how many requests the bucket served since they were taken. */
+interface Lease {
+  permits: number;
+  segment: number;
+  expiresAt: number;
+  served: number;
+}
+
+/**
+ * Permits taken ahead from a sliding-window `RateLimiter` (decision 0428). A bucket under steady load asks
+ * Redis for the requests waiting plus as many more as it served since its last answer (at most `maxPermits`
+ * and `maxShare` of the limit), keeps the extra ones for `leaseMs`, and admits the next requests from them
+ * without a round trip. Every permit is counted in Redis before it is used, so the window never admits more
+ * than its limit across processes. What changes is that another process may be refused while this one holds
+ * unused permits, for at most `leaseMs`: expired permits are handed back (`RateLimiter.handBack`), and a
+ * bucket that is not busy takes none ahead, so a single process counts exactly as one call per request.
+ */
+export class PermitLeases {
+  private readonly leases = new Map<string, Lease>();
+  private readonly ahead: number;
+  private readonly leaseMs: number;
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly rule: RateLimitRule,
+    options: PermitLeaseOptions = {},
+  ) {
+    this.leaseMs = options.leaseMs ?? 50;
+    this.ahead = Math.min(options.maxPermits ?? 64, Math.floor(rule.limit * (options.maxShare ?? 0.01)));
+  }
+
+  /** Admits one request of `bucket` from the permits held for it; false when there is none to use. */
+  tryLocal(bucket: string): boolean {
+    const lease = this.leases.get(bucket);
+    if (!lease || lease.permits === 0 || Date.now() >= lease.expiresAt) return false;
+    lease.permits -= 1;
+    lease.served += 1;
+    return true;
+  }
+
+  /**
+   * Counts `wanted` requests of `bucket` in Redis, with as many more taken ahead as the bucket served since
+   * its last take; answers for the `wanted` ones as `RateLimiter.take` does, and keeps the rest.
+   */
+  async take(bucket: string, wanted: number): Promise<RateLimitTake> {
+    const previous = this.leases.get(bucket);
+    // Demand is what the bucket served during its last lease, if that lease is recent.
+    const busy = previous !== undefined && Date.now() < previous.expiresAt + this.leaseMs;
+    const spare = busy ? Math.min(this.ahead, previous.served) : 0;
+    if (previous) this.handBack(bucket, previous);
+    const taken = await this.limiter.take(bucket, this.rule, wanted + spare);
+    const kept = taken.admitted - Math.min(wanted, taken.admitted);
+    let admitted = Math.min(wanted, taken.admitted);
+    const current = this.leases.get(bucket);
+    const concurrent = current !== undefined && current !== previous ? current : undefined;
+    // Redis may have refused some because a concurrent take of this process took permits ahead: they serve.
+    if (concurrent && admitted < wanted && Date.now() < concurrent.expiresAt) {
+      const extra = Math.min(wanted - admitted, concurrent.permits);
+      concurrent.permits -= extra;
+      admitted += extra;
+    }
+    if (concurrent && concurrent.segment === taken.segment) {
+      concurrent.permits += kept;
+      concurrent.served += admitted;
+    } else {
+      if (concurrent) this.handBack(bucket, concurrent);
+      this.leases.set(bucket, {
+        permits: kept,
+        segment: taken.segment,
+        expiresAt: Date.now() + this.leaseMs,
+        served: admitted,
+      });
+      this.sweepSoon();
+    }
+    return {
+      admitted,
+      remaining: taken.remaining,
+      retryAfterSeconds: admitted === wanted ? 0 : taken.retryAfterSeconds,
+      segment: taken.segment,
+    };
+  }
+
+  /** Hands back every permit still held (at shutdown). */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    const pending = [...this.leases].map(([bucket, lease]) => this.handBack(bucket, lease));
+    this.leases.clear();
+    await Promise.all(pending);
+  }
+
+  /** The unused permits of `lease` go back to Redis; the lease keeps its served count for the next take. */
+  private handBack(bucket: string, lease: Lease): Promise<unknown> {
+    const unused = lease.permits;
+    lease.permits = 0;
+    if (unused === 0) return Promise.resolve();
+    // Best effort: a permit not handed back only keeps its slot until its segment leaves the window.
+    return this.limiter.handBack(bucket, lease.segment, unused).catch(() => undefined);
+  }
+
+  /** Expired permits are handed back within one more lease period, and idle buckets are forgotten. */
+  private sweepSoon(): void {
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => {
+      const now = Date.now();
+      for (const [bucket, lease] of this.leases) {
+        if (now < lease.expiresAt) continue;
+        void this.handBack(bucket, lease);
+        if (now >= lease.expiresAt + 10 * this.leaseMs) this.leases.delete(bucket);
+      }
+      if (this.leases.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+      }
+    }, this.leaseMs);
+    this.sweeper.unref();
+  }
+}
