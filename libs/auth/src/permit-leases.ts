@@ -1,5 +1,8 @@
 import type { RateLimiter, RateLimitRule, RateLimitTake } from './rate-limiter';
 
+/** What `PermitLeases.take` answers: how many of the wanted requests were admitted, and when to retry the rest. */
+export type LeaseTake = Pick<RateLimitTake, 'admitted' | 'retryAfterSeconds'>;
+
 export interface PermitLeaseOptions {
   /** How long permits taken ahead stay usable before they are handed back, in ms. */
   leaseMs?: number;
@@ -51,31 +54,47 @@ export class PermitLeases {
   }
 
   /**
-   * Counts `wanted` requests of `bucket` in Redis, with as many more taken ahead as the bucket served since
-   * its last take; answers for the `wanted` ones as `RateLimiter.take` does, and keeps the rest.
+   * Admits `wanted` requests of `bucket`: first from the permits this process still holds (a concurrent take
+   * may have just taken some ahead), then in Redis, with as many more taken ahead as the bucket served since
+   * its last take, which it keeps. Answers how many were admitted and, for the others, the window's
+   * Retry-After, as `RateLimiter.take` does.
    */
-  async take(bucket: string, wanted: number): Promise<RateLimitTake> {
+  async take(bucket: string, wanted: number): Promise<LeaseTake> {
     const previous = this.leases.get(bucket);
+    const live = previous !== undefined && Date.now() < previous.expiresAt;
+    const held = live ? Math.min(wanted, previous.permits) : 0;
+    if (held > 0) {
+      previous!.permits -= held;
+      previous!.served += held;
+      if (held === wanted) return { admitted: wanted, retryAfterSeconds: 0 };
+    }
+    if (previous && !live) this.handBack(bucket, previous);
+    const needed = wanted - held;
     // Demand is what the bucket served during its last lease, if that lease is recent.
     const busy = previous !== undefined && Date.now() < previous.expiresAt + this.leaseMs;
     const spare = busy ? Math.min(this.ahead, previous.served) : 0;
-    if (previous) this.handBack(bucket, previous);
-    const taken = await this.limiter.take(bucket, this.rule, wanted + spare);
-    const kept = taken.admitted - Math.min(wanted, taken.admitted);
-    let admitted = Math.min(wanted, taken.admitted);
+    const taken = await this.limiter.take(bucket, this.rule, needed + spare);
+    const kept = taken.admitted - Math.min(needed, taken.admitted);
+    let admitted = Math.min(needed, taken.admitted);
     const current = this.leases.get(bucket);
-    const concurrent = current !== undefined && current !== previous ? current : undefined;
     // Redis may have refused some because a concurrent take of this process took permits ahead: they serve.
-    if (concurrent && admitted < wanted && Date.now() < concurrent.expiresAt) {
-      const extra = Math.min(wanted - admitted, concurrent.permits);
-      concurrent.permits -= extra;
+    if (current && admitted < needed && Date.now() < current.expiresAt) {
+      const extra = Math.min(needed - admitted, current.permits);
+      current.permits -= extra;
       admitted += extra;
     }
-    if (concurrent && concurrent.segment === taken.segment) {
-      concurrent.permits += kept;
-      concurrent.served += admitted;
+    if (
+      current &&
+      current.permits > 0 &&
+      current.segment === taken.segment &&
+      Date.now() < current.expiresAt
+    ) {
+      // A lease still holding permits is kept (with its expiry): these join it.
+      current.permits += kept;
+      current.served += admitted;
     } else {
-      if (concurrent) this.handBack(bucket, concurrent);
+      // A lease is never dropped with permits in it: they go back to Redis first.
+      if (current) this.handBack(bucket, current);
       this.leases.set(bucket, {
         permits: kept,
         segment: taken.segment,
@@ -85,10 +104,8 @@ export class PermitLeases {
       this.sweepSoon();
     }
     return {
-      admitted,
-      remaining: taken.remaining,
-      retryAfterSeconds: admitted === wanted ? 0 : taken.retryAfterSeconds,
-      segment: taken.segment,
+      admitted: held + admitted,
+      retryAfterSeconds: held + admitted === wanted ? 0 : taken.retryAfterSeconds,
     };
   }
 
