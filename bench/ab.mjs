@@ -14,9 +14,9 @@
 // both arms alike. Each arm runs its own bench/run.mjs; when bench/ differs between the arms the header says
 // so. --clean removes the worktrees.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compare, comparisonTable } from './lib/ab-compare.mjs';
 import { root } from './lib/proc.mjs';
@@ -134,7 +134,7 @@ if (values.help) {
 }
 if (values.clean) {
   if (existsSync(WORKTREES)) {
-    for (const entry of spawnSync('ls', [WORKTREES], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean))
+    for (const entry of readdirSync(WORKTREES))
       spawnSync('git', ['worktree', 'remove', '--force', join(WORKTREES, entry)], { cwd: root });
     rmSync(WORKTREES, { recursive: true, force: true });
   }
@@ -156,8 +156,9 @@ const base = values.base
 const head = values.head
   ? commitArm('head', values.head)
   : checkoutArm('head', values['head-dir'] ? resolve(values['head-dir']) : root, !values['head-dir']);
+// One checkout as both arms runs one bench, whatever it holds; otherwise compare the base commit with the head.
 const benchDiffers =
-  base.commit !== head.commit || head.dirty
+  base.dir !== head.dir && (base.commit !== head.commit || head.dirty)
     ? spawnSync(
         'git',
         ['diff', '--quiet', base.commit, ...(head.dirty ? [] : [head.commit]), '--', 'bench/'],
@@ -203,7 +204,7 @@ if (benchDiffers)
   console.log('bench/ differs between the arms: each arm was measured by its own bench scripts');
 console.log(comparisonTable(rows));
 const out = values.out ?? join(root, 'bench/results/ab.json');
-mkdirSync(join(out, '..'), { recursive: true });
+mkdirSync(dirname(out), { recursive: true });
 writeFileSync(
   out,
   `${JSON.stringify(
