@@ -35,7 +35,8 @@ const USAGE = `usage: pnpm bench:ab --base REF [--head REF] [--pairs N] [--out F
   after --           options for every run of bench/run.mjs, e.g. --only custody --no-preload --connections 10,50`;
 
 const WORKTREES = join(tmpdir(), 'tessera-bench-ab');
-const READY = '.bench-ab-ready';
+// Inside node_modules, which every ref ignores: a marker at the top would make the worktree look modified.
+const READY = join('node_modules', '.bench-ab-ready');
 
 function fail(message) {
   console.error(`bench:ab: ${message}\n\n${USAGE}`);

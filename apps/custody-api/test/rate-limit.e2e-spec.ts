@@ -3,13 +3,17 @@ import request from 'supertest';
 import { client, createKey, createTenant, type Harness, startHarness } from './support';
 
 let h: Harness;
+let busy: Harness | undefined;
 beforeAll(async () => {
   h = await startHarness(
     { CUSTODY_RATE_LIMIT_PER_KEY: '3', CUSTODY_RATE_LIMIT_PER_IP: '2', CUSTODY_AUTH_FAILURES_PER_IP: '4' },
     { worker: false },
   );
 });
-afterAll(() => h?.close());
+afterAll(async () => {
+  await h?.close();
+  await busy?.close();
+});
 
 describe('rate limits (sliding window, 4 segments of 15 s)', () => {
   it('per API key: immediate 429 with an empty body and an integer Retry-After; other keys unaffected', async () => {
@@ -58,5 +62,20 @@ describe('rate limits (sliding window, 4 segments of 15 s)', () => {
       .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
       .send({ name: 'still-open' })
       .expect(201);
+  });
+
+  it('a busy key still gets exactly its limit: 10 streams of requests against 300 admit 300 (decision 0429)', async () => {
+    // 300 a minute lets a replica hold 3 permits ahead: the streams are served from them between round trips.
+    busy = await startHarness({ CUSTODY_RATE_LIMIT_PER_KEY: '300' }, { worker: false });
+    const tenant = await createTenant(busy.api);
+    const streams = client(busy.api, await createKey(busy.api, tenant));
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        for (let i = 0; i < 34; i++) statuses.push((await streams.get('/assets')).status);
+      }),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(300);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(40);
   });
 });

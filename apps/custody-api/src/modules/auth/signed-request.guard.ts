@@ -1,9 +1,16 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import {
+  type CanActivate,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import {
   clientIp,
   IpAllowList,
   parseRequestTimestamp,
+  PermitLeases,
   RateLimiter,
   ReplayCache,
   SIGNATURE_HEADERS,
@@ -38,10 +45,15 @@ type CustodyRequest = FastifyRequest & { custodyCaller?: Caller; rawBody?: Buffe
  * Global guard. Signed requests: key, drift, signature, replay, IP allow-list, per-key rate limit, scope.
  * Anonymous routes (/health, /swagger): per-IP rate limit only. Operator and internal routes pass through
  * to their own guards.
+ *
+ * A busy key is admitted from rate-limit permits its replica took ahead (`PermitLeases`, decisions 0428 and
+ * 0429): never more than the limit across replicas; a replica may be refused for at most 50 ms while another
+ * holds unused permits (at most 1 % of the limit each).
  */
 @Injectable()
-export class SignedRequestGuard implements CanActivate {
+export class SignedRequestGuard implements CanActivate, OnModuleDestroy {
   private readonly limiter: RateLimiter;
+  private readonly keyLeases: PermitLeases;
   private readonly replay: ReplayCache;
   private readonly proxies: IpAllowList;
 
@@ -53,6 +65,7 @@ export class SignedRequestGuard implements CanActivate {
     @InjectEnv() private readonly env: Env,
   ) {
     this.limiter = new RateLimiter(redis, keys.key('custody'));
+    this.keyLeases = new PermitLeases(this.limiter, { limit: env.CUSTODY_RATE_LIMIT_PER_KEY, ...WINDOW });
     this.replay = new ReplayCache(redis, keys.key('custody'), REPLAY_TTL_SECONDS);
     this.proxies = new IpAllowList(env.TRUSTED_PROXIES);
   }
@@ -123,19 +136,32 @@ export class SignedRequestGuard implements CanActivate {
     }
     if (!key.allowList.allows(ip)) throw forbidden('Client IP address is not in the API key allow-list');
     // Both Redis calls at once (one round trip with auto-pipelining); a replay answers 401 before a 429.
-    const [fresh, limit] = await Promise.all([
+    // With permits held ahead, the replay claim is the only round trip.
+    const [fresh, retryAfterSeconds] = await Promise.all([
       this.replay.claim(key.apiKey, timestamp, signature.toLowerCase()),
-      this.limiter.consume(`key:${key.apiKey}`, { limit: this.env.CUSTODY_RATE_LIMIT_PER_KEY, ...WINDOW }),
+      this.keyLimit(`key:${key.apiKey}`),
     ]);
     if (!fresh)
       throw unauthorized('This signature has already been used; sign the retry with a new timestamp');
-    if (!limit.allowed) throw new TooManyRequestsException(limit.retryAfterSeconds);
+    if (retryAfterSeconds > 0) throw new TooManyRequestsException(retryAfterSeconds);
     return {
       tenantId: key.tenantId,
       apiKey: key.apiKey,
       environment: key.environment === 'test' ? 'sandbox' : 'production',
       scopes: key.scopes,
     };
+  }
+
+  /** Counts one request of the key: 0 when admitted, else the Retry-After in seconds. */
+  private async keyLimit(bucket: string): Promise<number> {
+    if (this.keyLeases.tryLocal(bucket)) return 0;
+    const take = await this.keyLeases.take(bucket, 1);
+    return take.admitted === 1 ? 0 : take.retryAfterSeconds;
+  }
+
+  /** Permits held ahead go back, so other replicas can use them at once. */
+  async onModuleDestroy(): Promise<void> {
+    await this.keyLeases.close();
   }
 
   /**
