@@ -135,8 +135,8 @@ export class SignedRequestGuard implements CanActivate, OnModuleDestroy {
       throw unauthorized(INVALID_KEY_OR_SIGNATURE);
     }
     if (!key.allowList.allows(ip)) throw forbidden('Client IP address is not in the API key allow-list');
-    // Both Redis calls at once (one round trip with auto-pipelining); a replay answers 401 before a 429.
-    // With permits held ahead, the replay claim is the only round trip.
+    // The replay claim and, unless a permit is held ahead, the limit's take: one round trip (auto-pipelining).
+    // A replay answers 401 before a 429.
     const [fresh, retryAfterSeconds] = await Promise.all([
       this.replay.claim(key.apiKey, timestamp, signature.toLowerCase()),
       this.keyLimit(`key:${key.apiKey}`),
