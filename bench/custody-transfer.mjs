@@ -391,6 +391,17 @@ async function deployment(name) {
             )
           ).rows[0].n,
         );
+      // Of the worker's compare-and-set moves, the share Postgres made HOT (decision 0430; the counters lag by
+      // up to a second, which a window of several seconds absorbs).
+      const updates = async () => {
+        const [row] = (
+          await client.query(
+            `SELECT n_tup_upd::bigint AS "all", n_tup_hot_upd::bigint AS "hot" FROM pg_stat_user_tables
+             WHERE relid = 'custody.transactions'::regclass`,
+          )
+        ).rows;
+        return { all: Number(row.all), hot: Number(row.hot) };
+      };
       const w = await startWorker();
       try {
         // Its relay first takes the events the point left (tens of thousands): measured after it has.
@@ -400,11 +411,12 @@ async function deployment(name) {
           await sleep(100);
         }
         await sleep(500);
-        const [s0, cpu0] = [await stepsTaken(), await w.cpuMs()];
+        const [s0, cpu0, u0] = [await stepsTaken(), await w.cpuMs(), await updates()];
         const postgresSince = postgresCpu();
         const t0 = performance.now();
         await sleep(seconds * 1000);
-        const [s1, cpu1] = [await stepsTaken(), await w.cpuMs()];
+        const [s1, cpu1, u1] = [await stepsTaken(), await w.cpuMs(), await updates()];
+        const hotShare = (u1.hot - u0.hot) / Math.max(1, u1.all - u0.all);
         const elapsed = (performance.now() - t0) / 1000;
         const postgresMs = postgresSince();
         const transfers = (s1 - s0) / (STEPS.length - 1);
@@ -421,7 +433,7 @@ async function deployment(name) {
           backlog,
         };
         progress(
-          `  worker (${name}): ${(s1 - s0).toLocaleString('en')} steps in ${elapsed.toFixed(1)} s = ${result.reqPerSec.toFixed(0)} transfers/s, ${result.cpuMsPerReq.toFixed(3)} CPU ms per transfer (Postgres ${result.postgresCpuMsPerReq.toFixed(3)}), ${backlog} still open` +
+          `  worker (${name}): ${(s1 - s0).toLocaleString('en')} steps in ${elapsed.toFixed(1)} s = ${result.reqPerSec.toFixed(0)} transfers/s, ${result.cpuMsPerReq.toFixed(3)} CPU ms per transfer (Postgres ${result.postgresCpuMsPerReq.toFixed(3)}; ${(100 * hotShare).toFixed(0)} % of row updates HOT), ${backlog} still open` +
             (backlog === 0 ? ' (the backlog ran out: the rate is a lower bound)' : ''),
         );
         return result;

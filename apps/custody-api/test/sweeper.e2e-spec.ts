@@ -190,3 +190,61 @@ describe('stuck-transaction sweeper', () => {
     expect(row.age).toBeGreaterThanOrEqual(300);
   });
 });
+
+describe('the sweeper index leaves the moves HOT (decision 0430)', () => {
+  it('no index of transactions names a column that a move writes, but completed_at', async () => {
+    const indexes = await sql<{ indexname: string; indexdef: string }>(
+      h,
+      `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'custody' AND tablename = 'transactions'`,
+    );
+    expect(indexes.map((i) => i.indexname)).toContain('transactions_unfinished_idx');
+    for (const { indexdef } of indexes)
+      expect(indexdef).not.toMatch(
+        /\b(status|updated_at|event_sequence|tx_hash|failure_reason|network_fee|fee_currency)\b/,
+      );
+  });
+
+  it('a move that is not terminal is a HOT update; the terminal move leaves the unfinished index', async () => {
+    // No worker: the deposit stays Submitted.
+    await worker?.close();
+    worker = undefined;
+    const t = await deposit();
+    await queue.remove(`adv-${t.id}-Submitted`);
+    // The columns a move writes (TransactionsRepository.applyTransitions), in a transaction rolled back.
+    const move = async (terminal: boolean) => {
+      const runner = h.api.get(DataSource).createQueryRunner();
+      await runner.startTransaction();
+      // The backend's counts not yet flushed to the shared statistics: read before and after the move.
+      const counts = async () =>
+        (
+          (await runner.query(
+            `SELECT n_tup_upd::int AS "updated", n_tup_hot_upd::int AS "hot",
+               (SELECT count(*)::int FROM transactions WHERE completed_at IS NULL AND id = $1) AS "unfinished"
+             FROM pg_stat_xact_user_tables WHERE relid = 'custody.transactions'::regclass`,
+            [t.id],
+          )) as { updated: number; hot: number; unfinished: number }[]
+        )[0]!;
+      try {
+        const before = await counts();
+        await runner.query(
+          `UPDATE transactions SET status = 'PendingSignature', updated_at = now(),
+             event_sequence = event_sequence + 1, tx_hash = coalesce(tx_hash, 'h'),
+             completed_at = ${terminal ? 'now()' : 'completed_at'} WHERE id = $1`,
+          [t.id],
+        );
+        const after = await counts();
+        return {
+          updated: after.updated - before.updated,
+          hot: after.hot - before.hot,
+          unfinished: after.unfinished,
+        };
+      } finally {
+        await runner.rollbackTransaction();
+        await runner.release();
+      }
+    };
+    expect(await move(false)).toEqual({ updated: 1, hot: 1, unfinished: 1 });
+    expect(await move(true)).toEqual({ updated: 1, hot: 0, unfinished: 0 });
+    expect(await status(t.id)).toBe('Submitted');
+  });
+});

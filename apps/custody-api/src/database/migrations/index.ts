@@ -8,6 +8,7 @@ import { WithdrawalPolicies1795400000000 } from './1795400000000-WithdrawalPolic
 import { Reconciliation1795410000002 } from './1795410000002-Reconciliation';
 import { WholeBatchCheck1795470000000 } from './1795470000000-WholeBatchCheck';
 import { TransactionEventSequence1795520000000 } from './1795520000000-TransactionEventSequence';
+import { UnfinishedTransactionsIndex1795550000000 } from './1795550000000-UnfinishedTransactionsIndex';
 
 /** Every migration of schema "custody", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -20,4 +21,5 @@ export const migrations = withOutboxMigrations([
   Reconciliation1795410000002,
   WholeBatchCheck1795470000000,
   TransactionEventSequence1795520000000,
+  UnfinishedTransactionsIndex1795550000000,
 ]);

@@ -20,7 +20,7 @@ export const IN_FLIGHT_STATUSES: CustodyTransactionStatus[] = [
   'Confirming',
 ];
 
-/** The same list as SQL; a literal, so the planner can match the partial index transactions_in_flight_idx. */
+/** The same list as SQL. */
 export const IN_FLIGHT_SQL = IN_FLIGHT_STATUSES.map((s) => `'${s}'`).join(', ');
 
 const SWEEP_LOCK = 'tessera:custody:stuck-sweep';
@@ -64,7 +64,9 @@ export class StuckPager {
               (extract(epoch FROM now() - t."updated_at") * 1000)::float8 AS "ageMs",
               a."confirmations" AS "assetConfirmations"
        FROM "transactions" t JOIN "assets" a ON a."id" = t."asset_id"
-       WHERE t."status" IN (${IN_FLIGHT_SQL})
+       -- transactions_unfinished_idx: a row untouched since the cutoff was created before it (decision 0430).
+       WHERE t."completed_at" IS NULL AND t."created_at" < now() - make_interval(secs => $1::float8 / 1000)
+         AND t."status" IN (${IN_FLIGHT_SQL})
          AND t."updated_at" < now() - make_interval(secs => $1::float8 / 1000) ${keyset}
          -- A withdrawal waiting for approvals is not stuck: the quorum starts it (decision 0220).
          AND NOT EXISTS (SELECT 1 FROM "withdrawal_approvals" wa

@@ -4,10 +4,10 @@ import { Check, Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Entity({ name: 'transactions' })
 @Index('transactions_list_idx', ['tenantId', 'environment', 'createdAt', 'id'])
 @Check('transactions_amount_positive', '"amount" > 0')
-// In-flight rows only, for the stuck-transaction sweeper (StuckTransactionsRepository).
-@Index('transactions_in_flight_idx', ['updatedAt'], {
-  where: `"status" IN ('Submitted', 'PendingSignature', 'Broadcasting', 'Confirming')`,
-})
+// Unfinished rows only, for the stuck-transaction sweeper (StuckTransactionsRepository). No index names
+// `status` or `updated_at`, which every move writes, so a move that is not terminal can be a HOT update
+// (decision 0430).
+@Index('transactions_unfinished_idx', ['createdAt'], { where: `"completed_at" IS NULL` })
 // Withdrawals of the last 24 h per wallet and per vault and asset, for the velocity rules (decision 0220).
 @Index('transactions_withdrawal_wallet_window_idx', ['walletId', 'createdAt'], {
   where: `"type" = 'Withdrawal'`,
