@@ -38,6 +38,12 @@ export const envSchema = baseEnvSchema.extend({
    */
   WEBHOOK_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   WEBHOOK_RESPONSE_BODY_LIMIT: z.coerce.number().int().min(0).default(2048),
+  /**
+   * Inbox rows (`received_events`) older than this many hours are deleted, once a minute (decision 0431); 0
+   * keeps them. The inbox only has to outlive every redelivery of an event (a relay replay, a BullMQ retry),
+   * which comes within minutes; deliveries and their attempts keep their own copy of the event.
+   */
+  WEBHOOK_INBOX_RETENTION_HOURS: z.coerce.number().int().min(0).max(87600).default(720),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -11,6 +11,7 @@ import { WebhookMetrics } from './deliveries/webhook-metrics';
 import { EndpointsRepository } from './endpoints/endpoints.repository';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EventsProcessor } from './events/events.processor';
+import { InboxRetention } from './events/inbox-retention';
 import { PartnerController } from './partner/partner.controller';
 
 export interface WebhooksModuleOptions {
@@ -64,6 +65,7 @@ export class WebhooksModule {
         DeliveriesPoller,
         WebhookMetrics,
         EventsProcessor,
+        InboxRetention,
       ],
     };
   }

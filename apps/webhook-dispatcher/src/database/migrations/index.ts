@@ -1,6 +1,12 @@
 import { Init1795220333637 } from './1795220333637-Init';
 import { Deliveries1795222450292 } from './1795222450292-Deliveries';
 import { DeliverySequence1795410000001 } from './1795410000001-DeliverySequence';
+import { InboxRetention1795550000001 } from './1795550000001-InboxRetention';
 
 /** Every migration of schema "webhooks", oldest first. */
-export const migrations = [Init1795220333637, Deliveries1795222450292, DeliverySequence1795410000001];
+export const migrations = [
+  Init1795220333637,
+  Deliveries1795222450292,
+  DeliverySequence1795410000001,
+  InboxRetention1795550000001,
+];

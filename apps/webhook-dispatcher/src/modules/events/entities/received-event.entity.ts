@@ -1,10 +1,12 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
 
 /**
  * The dispatcher's inbox: each event relayed from a producer's outbox, once. The event id is the primary
- * key, so a redelivered job (BullMQ retry, relay replay) never creates a second row.
+ * key, so a redelivered job (BullMQ retry, relay replay) never creates a second row. Rows older than
+ * WEBHOOK_INBOX_RETENTION_HOURS are deleted (InboxRetention, decision 0431).
  */
 @Entity({ name: 'received_events' })
+@Index('received_events_received_idx', ['receivedAt'])
 export class ReceivedEventEntity {
   @PrimaryColumn('uuid', { name: 'event_id' })
   eventId: string;
