@@ -25,6 +25,7 @@ export * from './outbox-sequence.migration';
 export * from './outbox-migrations';
 export * from './batcher';
 export * from './ttl-cache';
+export * from './retention-pass';
 export * from './cache-invalidation';
 export * from './input-edge';
 export * from './route-table';

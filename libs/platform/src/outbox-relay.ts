@@ -20,6 +20,7 @@ import { JobQueues } from './jobs';
 import { outboxChannel, registerLocalOutboxRelay } from './outbox-wake';
 import { PacedTask } from './paced-task';
 import { pgPool } from './prepared';
+import { RetentionPass } from './retention-pass';
 import { PLATFORM_OPTIONS, type PlatformOptions } from './tokens';
 
 export interface OutboxRelayOptions {
@@ -127,15 +128,26 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   );
   private stopped = false;
   private unregisterLocal: (() => void) | null = null;
-  private pruneTimer: NodeJS.Timeout | null = null;
-  private pruning: Promise<unknown> | null = null;
+  private readonly retention: RetentionPass;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly queues: JobQueues,
     @Inject(PLATFORM_OPTIONS) private readonly platform: PlatformOptions,
     @Inject(OUTBOX_RELAY_OPTIONS) private readonly options: OutboxRelayOptions,
-  ) {}
+  ) {
+    this.retention = new RetentionPass({
+      deleteBatch: (limit) => this.deleteExpired(limit),
+      batch: PRUNE_BATCH,
+      everyMs: options.pruneEveryMs ?? 60_000,
+      onDeleted: (deleted) =>
+        this.logger.log(
+          { deleted, retentionHours: platform.env.OUTBOX_RETENTION_HOURS },
+          'outbox: relayed rows past retention deleted',
+        ),
+      onError: (err) => this.logger.warn({ err: err.message }, 'outbox retention pass failed'),
+    });
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.options.enabled === false) {
@@ -145,7 +157,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.unregisterLocal = registerLocalOutboxRelay(this.dataSource, () => this.wake());
     await this.listen();
     this.wake();
-    this.schedulePrune();
+    if (this.platform.env.OUTBOX_RETENTION_HOURS !== 0) this.retention.start();
   }
 
   private async listen(): Promise<void> {
@@ -261,51 +273,33 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     for (const [job, items] of byJob) await this.queues.addBulk(job, items as FollowUpJob<typeof job>[]);
   }
 
-  private schedulePrune(): void {
-    if (this.stopped || this.platform.env.OUTBOX_RETENTION_HOURS === 0) return;
-    this.pruneTimer = setTimeout(() => {
-      this.pruning = this.prune()
-        .catch((err) => this.logger.warn({ err: (err as Error).message }, 'outbox retention pass failed'))
-        .finally(() => {
-          this.pruning = null;
-          this.schedulePrune();
-        });
-    }, this.options.pruneEveryMs ?? 60_000);
-  }
-
   /**
    * Deletes outbox rows older than OUTBOX_RETENTION_HOURS (0: none) that are no longer queued, 5,000 per
    * statement through `outbox_created_idx`, until none is left; replicas skip each other's rows. Returns how many
    * went. Nothing reads a relayed row again: the dispatcher keeps its own copy of every event.
    */
   async prune(): Promise<number> {
-    const hours = this.platform.env.OUTBOX_RETENTION_HOURS;
-    if (hours === 0) return 0;
-    let deleted = 0;
-    for (;;) {
-      const [{ n }] = await this.dataSource.query<{ n: number }[]>(
-        `WITH old AS (
-           SELECT id FROM outbox o WHERE created_at < now() - make_interval(hours => $1)
-              AND NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.id = o.id)
-           ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED),
-         gone AS (DELETE FROM outbox o USING old WHERE o.id = old.id RETURNING 1)
-         SELECT count(*)::int AS n FROM gone`,
-        [hours, PRUNE_BATCH],
-      );
-      deleted += n;
-      if (n < PRUNE_BATCH || this.stopped) break;
-    }
-    if (deleted > 0)
-      this.logger.log({ deleted, retentionHours: hours }, 'outbox: relayed rows past retention deleted');
-    return deleted;
+    return this.platform.env.OUTBOX_RETENTION_HOURS === 0 ? 0 : this.retention.run();
+  }
+
+  private async deleteExpired(limit: number): Promise<number> {
+    const [{ n }] = await this.dataSource.query<{ n: number }[]>(
+      `WITH old AS (
+         SELECT id FROM outbox o WHERE created_at < now() - make_interval(hours => $1)
+            AND NOT EXISTS (SELECT 1 FROM outbox_pending p WHERE p.id = o.id)
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED),
+       gone AS (DELETE FROM outbox o USING old WHERE o.id = old.id RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [this.platform.env.OUTBOX_RETENTION_HOURS, limit],
+    );
+    return n;
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
-    if (this.pruneTimer) clearTimeout(this.pruneTimer);
-    await Promise.all([this.passes.stop(), this.pruning]);
+    await Promise.all([this.passes.stop(), this.retention.stop()]);
     await this.listener?.end().catch(() => undefined);
   }
 }
