@@ -128,11 +128,14 @@ describe('Batcher', () => {
     const batches: number[][] = [];
     let active = 0;
     let peak = 0;
+    // The first batch stays in flight until the test lets it go, however slow the machine.
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((r) => (releaseFirst = r));
     const batcher = new Batcher<Item, number>({
       run: async (items) => {
         batches.push(items.map((i) => i.id));
         peak = Math.max(peak, ++active);
-        await new Promise((r) => setTimeout(r, 10));
+        await (items[0]!.id === 1 ? firstHeld : new Promise((r) => setTimeout(r, 10)));
         active -= 1;
         return items.map((i) => i.id);
       },
@@ -148,6 +151,9 @@ describe('Batcher', () => {
       batcher.submit({ id: 4, key: 'a' }),
       batcher.submit({ id: 5 }),
     ];
+    for (let i = 0; i < 200 && batches.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(batches).toEqual([[1], [3, 5]]);
+    releaseFirst();
     expect(await Promise.all([first, ...rest])).toEqual([1, 2, 3, 4, 5]);
     expect(peak).toBe(2);
     expect(batches).toEqual([[1], [3, 5], [2], [4]]);
