@@ -7,6 +7,7 @@ import { AppModule } from '../src/app.module';
 import { loadEnv } from '../src/config/env';
 import { databaseOptions } from '../src/database/database';
 import { InboxRetention } from '../src/modules/events/inbox-retention';
+import { planWithoutSeqScan } from './support/harness';
 
 let env: TestEnvironment;
 let app: NestFastifyApplication;
@@ -73,14 +74,12 @@ describe('inbox retention (WEBHOOK_INBOX_RETENTION_HOURS)', () => {
   });
 
   it('finds them through the arrival index', async () => {
-    const plan = await db.transaction(async (m) => {
-      await m.query('SET LOCAL enable_seqscan = off');
-      return m.query(
-        `EXPLAIN SELECT event_id FROM received_events WHERE received_at < now() - make_interval(hours => 24)
-         ORDER BY received_at LIMIT 5000`,
-      );
-    });
-    expect(JSON.stringify(plan)).toContain('received_events_received_idx');
+    const plan = await planWithoutSeqScan(
+      db,
+      `SELECT event_id FROM received_events WHERE received_at < now() - make_interval(hours => 24)
+       ORDER BY received_at LIMIT 5000`,
+    );
+    expect(plan).toContain('received_events_received_idx');
   });
 
   it('keeps every row when the retention is 0', async () => {

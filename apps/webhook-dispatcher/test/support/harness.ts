@@ -10,6 +10,7 @@ import {
   type SchemaMigrator,
   type TestEnvironment,
 } from '@tessera/testing';
+import type { DataSource } from 'typeorm';
 import { z } from 'zod';
 import { AppModule } from '../../src/app.module';
 import { loadEnv } from '../../src/config/env';
@@ -77,4 +78,16 @@ export async function dispatcherWithReceiver(
     resolver,
   );
   return { env, app, receiver };
+}
+
+/**
+ * The plan of `sql` with sequential scans off, as JSON text: whether a retention pass's query can use its
+ * index (on a table this small the planner would scan it anyway).
+ */
+export async function planWithoutSeqScan(db: DataSource, sql: string): Promise<string> {
+  const plan = await db.transaction(async (m) => {
+    await m.query('SET LOCAL enable_seqscan = off');
+    return m.query(`EXPLAIN ${sql}`);
+  });
+  return JSON.stringify(plan);
 }
