@@ -54,6 +54,9 @@ node -e '
   for (const m of text.matchAll(/^# pass (\d+)$/gm)) passed += Number(m[1]);
   for (const m of text.matchAll(/^# fail (\d+)$/gm)) failed += Number(m[1]);
   console.log(`\ntests: ${passed} passed, ${failed} failed`);
+  // The failures by name, last, where a truncated CI log still shows them (Jest and node --test).
+  const names = [...text.matchAll(/^(?:\S+:test: )?\s*(● .+ › .+|FAIL .+|not ok \d+ - .+)$/gm)].map((m) => m[1].trim());
+  for (const name of [...new Set(names)]) console.log(`  failed: ${name}`);
 ' "$log_file"
 rm -f "$log_file"
 [ "$status" = 0 ] && [ "$node_status" = 0 ] && [ "$chaos_status" = 0 ] && [ "$run_on_status" = 0 ]
