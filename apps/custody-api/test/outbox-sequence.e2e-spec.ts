@@ -1,3 +1,4 @@
+import { UUID_V7 } from '@tessera/testing';
 import { DataSource } from 'typeorm';
 import { TransactionEventSequence1795520000000 } from '../src/database/migrations/1795520000000-TransactionEventSequence';
 import {
@@ -159,6 +160,33 @@ describe('outbox sequence (custody)', () => {
     const entity = crypto.randomUUID();
     expect(await insert('wallet', entity)).toEqual([{ sequence: 1 }]);
     expect(await insert('wallet', entity)).toEqual([{ sequence: 2 }]);
+  }, 60_000);
+
+  it('makes time-ordered ids (decision 0432): transactions and every outbox row of the write paths are UUIDv7', async () => {
+    const tenantId = await createTenant(h.api);
+    api = client(h.api, await createKey(h.api, tenantId));
+    const id = await completedTransfer();
+    // The transfer, the deposits that funded its wallets, and every event the API, the worker and the deposit
+    // path wrote for them; each id's first 48 bits are its row's creation time, to the millisecond.
+    const rows = await sql<{ kind: string; id: string; drift: number }>(
+      h,
+      `SELECT 'transaction' AS kind, id::text,
+              abs(('x' || substr(replace(id::text, '-', ''), 1, 12))::bit(48)::bigint
+                  - (extract(epoch FROM created_at) * 1000)::bigint)::int AS drift
+         FROM transactions WHERE tenant_id::text = $1
+       UNION ALL
+       SELECT 'outbox', id::text,
+              abs(('x' || substr(replace(id::text, '-', ''), 1, 12))::bit(48)::bigint
+                  - (extract(epoch FROM created_at) * 1000)::bigint)::int
+         FROM outbox WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    expect(rows.filter((r) => r.kind === 'transaction').length).toBeGreaterThanOrEqual(3);
+    expect(rows.filter((r) => r.kind === 'outbox').length).toBeGreaterThanOrEqual(5);
+    expect(rows.filter((r) => !UUID_V7.test(r.id))).toEqual([]);
+    // Made in Node (transactions) or in SQL (events) a moment before the row's created_at was taken.
+    expect(rows.filter((r) => r.drift > 5_000)).toEqual([]);
+    expect(rows.some((r) => r.id === id)).toBe(true);
   }, 60_000);
 
   it('the migration moves existing transactions off the counter table and back', async () => {

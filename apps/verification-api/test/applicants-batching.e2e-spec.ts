@@ -1,3 +1,4 @@
+import { UUID_V7 } from '@tessera/testing';
 import { type Credential, type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
 
 /**
@@ -66,12 +67,18 @@ describe('concurrent creates (group commit)', () => {
       [applicantIds],
     );
     expect(events.map((e) => e.applicant_id).sort()).toEqual([...applicantIds].sort());
-    const outbox = await h.sql<{ entity_id: string; data: { externalUserId: string; applicantId: string } }>(
-      "SELECT entity_id, data FROM outbox WHERE event_type = 'applicantCreated' AND entity_id = ANY($1)",
+    const outbox = await h.sql<{
+      id: string;
+      entity_id: string;
+      data: { externalUserId: string; applicantId: string };
+    }>(
+      "SELECT id, entity_id, data FROM outbox WHERE event_type = 'applicantCreated' AND entity_id = ANY($1)",
       [applicantIds],
     );
     expect(outbox).toHaveLength(20);
     for (const row of outbox) {
+      // A time-ordered event id (decision 0432), made by the statement's uuidv7().
+      expect(row.id).toMatch(UUID_V7);
       expect(row.data.applicantId).toBe(row.entity_id);
       expect(responses.find((r) => r.body.id === row.entity_id)?.body.externalUserId).toBe(
         row.data.externalUserId,

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WEBHOOK_RPC } from '@tessera/contracts';
 import { JobQueues } from '@tessera/platform';
-import type { TestEnvironment } from '@tessera/testing';
+import { type TestEnvironment, UUID_V7 } from '@tessera/testing';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -127,6 +127,9 @@ describe('webhook deliveries over HTTPS', () => {
         responseBody: 'ok',
       }),
     ]);
+    // Both ids are time-ordered (decision 0432): new rows land at the right edge of their primary keys.
+    expect(d.id).toMatch(UUID_V7);
+    expect(d.attempts[0]!.id).toMatch(UUID_V7);
   });
 
   it('creates one delivery per event and endpoint even when the event is relayed twice', async () => {

@@ -31,3 +31,4 @@ export * from './input-edge';
 export * from './route-table';
 export * from './openapi-docs.controller';
 export * from './prepared';
+export * from './time-ordered-ids';

@@ -6,6 +6,7 @@ import {
 import { OutboxPendingQueue1795540000000 } from './outbox-pending.migration';
 import { OutboxRetention1795490000000 } from './outbox-retention.migration';
 import { OutboxSequence1795410000000, OutboxSequenceStatic1795500000000 } from './outbox-sequence.migration';
+import { OutboxTimeOrderedIds1795560000000 } from './time-ordered-ids';
 
 type MigrationClass = new () => MigrationInterface;
 
@@ -17,6 +18,7 @@ export const outboxMigrations: MigrationClass[] = [
   OutboxRetention1795490000000,
   OutboxSequenceStatic1795500000000,
   OutboxPendingQueue1795540000000,
+  OutboxTimeOrderedIds1795560000000,
 ];
 
 /**
@@ -29,6 +31,7 @@ export const outboxMigrationSources: readonly string[] = [
   './outbox-pending.migration',
   './outbox-retention.migration',
   './outbox-sequence.migration',
+  './time-ordered-ids',
 ].map((m) => require.resolve(m));
 
 const timestamp = (m: MigrationClass) => Number(/(\d{13})$/.exec(m.name)?.[1] ?? 0);

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { wakeOutboxRelayAfterCommit } from './outbox-wake';
+import { timeOrderedId } from './time-ordered-ids';
 
 export interface OutboxEvent {
   tenantId: string;
@@ -34,7 +34,7 @@ const INSERT_EVENTS = `
  */
 export async function appendToOutbox(manager: EntityManager, events: OutboxEvent[]): Promise<string[]> {
   const rows = events.map((event) => ({
-    id: randomUUID(),
+    id: timeOrderedId(),
     tenantId: event.tenantId,
     eventType: event.eventType,
     entityType: event.entityType,

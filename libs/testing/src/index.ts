@@ -14,3 +14,4 @@ export * from './fuzz';
 export * from './media-store-process';
 export * from './service-process';
 export * from './chaos';
+export * from './ids';

@@ -342,7 +342,7 @@ function insertOutboxEvents(source: string): string {
   return `
     INSERT INTO "outbox" ("id", "tenant_id", "event_type", "entity_type", "entity_id", "data", "occurred_at",
       "sequence")
-    SELECT gen_random_uuid(), v."tenantId", v."eventType", v."entityType", v."entityId", v."data", v."occurredAt",
+    SELECT uuidv7(), v."tenantId", v."eventType", v."entityType", v."entityId", v."data", v."occurredAt",
       v."sequence"
     FROM jsonb_to_recordset(${source}) AS v("tenantId" text, "eventType" text, "entityType" text,
       "entityId" text, "data" jsonb, "occurredAt" timestamptz, "sequence" bigint)

@@ -6,8 +6,8 @@ import {
   transferSchema,
   withdrawSchema,
 } from '@tessera/contracts';
-import { badRequest, forbidden, notFound } from '@tessera/platform';
-import { createHash, randomUUID } from 'node:crypto';
+import { badRequest, forbidden, notFound, timeOrderedId } from '@tessera/platform';
+import { createHash } from 'node:crypto';
 import { parseAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
@@ -86,7 +86,7 @@ export class TransactionsService {
   ): TransactionRecord {
     const now = new Date();
     return {
-      id: randomUUID(),
+      id: timeOrderedId(),
       tenantId: caller.tenantId,
       environment: caller.environment,
       type,

@@ -121,7 +121,7 @@ const CREATE_BATCH = `
     SELECT ins.id, ins.product_id, 'applicant.created', 'partner', '{}'::jsonb, ins.created_at FROM ins
   ), outbox_row AS (
     INSERT INTO outbox (id, tenant_id, event_type, entity_type, entity_id, data, occurred_at, sequence)
-    SELECT gen_random_uuid(), ins.product_id::text, $2, 'applicant', ins.id::text,
+    SELECT uuidv7(), ins.product_id::text, $2, 'applicant', ins.id::text,
            jsonb_build_object(
              'applicantId', ins.id, 'externalUserId', ins.external_user_id, 'type', ins.type,
              'levelName', input."levelName", 'sandbox', input.sandbox,

@@ -2,6 +2,7 @@ import { Init1795220333637 } from './1795220333637-Init';
 import { Deliveries1795222450292 } from './1795222450292-Deliveries';
 import { DeliverySequence1795410000001 } from './1795410000001-DeliverySequence';
 import { InboxRetention1795550000001 } from './1795550000001-InboxRetention';
+import { TimeOrderedIds1795560000001 } from './1795560000001-TimeOrderedIds';
 
 /** Every migration of schema "webhooks", oldest first. */
 export const migrations = [
@@ -9,4 +10,5 @@ export const migrations = [
   Deliveries1795222450292,
   DeliverySequence1795410000001,
   InboxRetention1795550000001,
+  TimeOrderedIds1795560000001,
 ];

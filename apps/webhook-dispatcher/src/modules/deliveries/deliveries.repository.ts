@@ -89,8 +89,9 @@ WITH input AS (
   RETURNING event_id
 ), created AS (
   INSERT INTO webhook_deliveries
-    (event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at, next_attempt_at, sequence)
-  SELECT event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at,
+    (id, event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at,
+     next_attempt_at, sequence)
+  SELECT uuidv7(), event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at,
          now() + make_interval(secs => lease_ms / 1000), sequence
     FROM input WHERE endpoint_id IS NOT NULL ORDER BY event_id, endpoint_id
   ON CONFLICT (event_id, endpoint_id) DO NOTHING
@@ -127,8 +128,9 @@ WITH input AS (
   RETURNING w.id, w.attempt_count, x.i
 ), attempts AS (
   INSERT INTO webhook_attempts
-    (delivery_id, attempt_number, request_url, http_status_code, response_body, error_message, duration_ms, attempted_at, success)
-  SELECT d.id, d.attempt_count, x.request_url, x.http_status_code, x.response_body, x.error_message, x.duration_ms,
+    (id, delivery_id, attempt_number, request_url, http_status_code, response_body, error_message, duration_ms,
+     attempted_at, success)
+  SELECT uuidv7(), d.id, d.attempt_count, x.request_url, x.http_status_code, x.response_body, x.error_message, x.duration_ms,
          x.attempted_at, x.success
     FROM d JOIN input x ON x.i = d.i
 )

@@ -1,5 +1,4 @@
 import type { SecureContext } from 'node:tls';
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { webhookHeaders } from '@tessera/auth';
 import {
@@ -10,7 +9,7 @@ import {
   WEBHOOK_TEST_EVENT,
   type listDeliveriesQuery,
 } from '@tessera/contracts';
-import { APP_CONFIG, badRequest, conflict, notFound } from '@tessera/platform';
+import { APP_CONFIG, badRequest, conflict, notFound, timeOrderedId } from '@tessera/platform';
 import type { z } from 'zod';
 import type { Env } from '../../config/env';
 import { type ActiveEndpoint, EndpointsService } from '../endpoints/endpoints.service';
@@ -253,7 +252,7 @@ export class DeliveriesService implements OnModuleDestroy {
   async sendTest(tenantId: string, source: WebhookSource) {
     const endpoint = await this.endpoints.active(tenantId, source);
     if (!endpoint) throw conflict('Webhook endpoint is not configured');
-    const eventId = randomUUID();
+    const eventId = timeOrderedId();
     const occurredAt = new Date().toISOString();
     const claimed = await this.deliveries.insertClaimed(
       {

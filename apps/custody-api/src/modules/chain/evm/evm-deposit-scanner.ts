@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '@tessera/platform';
 import { getAddress } from 'viem';
 import { ChainRouter } from '../chain-router';
 import { TransactionsRepository } from '../../transactions/transactions.repository';
@@ -116,7 +116,7 @@ export class EvmDepositScanner {
         const wallet = tx.to ? eth.get(tx.to.toLowerCase()) : undefined;
         if (!wallet || tx.value <= 0n) continue;
         found.push({
-          transactionId: randomUUID(),
+          transactionId: timeOrderedId(),
           chainId,
           txHash: tx.hash,
           logIndex: -1,
@@ -133,7 +133,7 @@ export class EvmDepositScanner {
       const wallet = usdt.get(l.to.toLowerCase());
       if (!wallet || l.value <= 0n) continue;
       found.push({
-        transactionId: randomUUID(),
+        transactionId: timeOrderedId(),
         chainId,
         txHash: l.txHash,
         logIndex: l.logIndex,
