@@ -162,29 +162,32 @@ describe('outbox sequence (custody)', () => {
     expect(await insert('wallet', entity)).toEqual([{ sequence: 2 }]);
   }, 60_000);
 
-  it('makes time-ordered ids (decision 0432): transactions and every outbox row of the write paths are UUIDv7', async () => {
+  it('makes time-ordered ids (decision 0432): transactions, ledger entries and outbox rows are UUIDv7', async () => {
     const tenantId = await createTenant(h.api);
     api = client(h.api, await createKey(h.api, tenantId));
     const id = await completedTransfer();
-    // The transfer, the deposits that funded its wallets, and every event the API, the worker and the deposit
-    // path wrote for them; each id's first 48 bits are its row's creation time, to the millisecond.
+    // The transfer, the deposits that funded its wallets, their ledger entries and every event the API, the
+    // worker and the deposit path wrote for them; each id's first 48 bits are the time it was made, in ms.
     const rows = await sql<{ kind: string; id: string; drift: number }>(
       h,
-      `SELECT 'transaction' AS kind, id::text,
-              abs(('x' || substr(replace(id::text, '-', ''), 1, 12))::bit(48)::bigint
-                  - (extract(epoch FROM created_at) * 1000)::bigint)::int AS drift
-         FROM transactions WHERE tenant_id::text = $1
-       UNION ALL
-       SELECT 'outbox', id::text,
-              abs(('x' || substr(replace(id::text, '-', ''), 1, 12))::bit(48)::bigint
-                  - (extract(epoch FROM created_at) * 1000)::bigint)::int
-         FROM outbox WHERE tenant_id = $1`,
+      `WITH made AS (
+         SELECT 'transaction' AS kind, id, created_at FROM transactions WHERE tenant_id::text = $1
+         UNION ALL
+         SELECT 'ledger', l.id, l.created_at FROM ledger_entries l JOIN transactions t ON t.id = l.transaction_id
+          WHERE t.tenant_id::text = $1
+         UNION ALL
+         SELECT 'outbox', id, created_at FROM outbox WHERE tenant_id = $1)
+       SELECT kind, id::text, abs(('x' || substr(replace(id::text, '-', ''), 1, 12))::bit(48)::bigint
+                                  - (extract(epoch FROM created_at) * 1000)::bigint)::int AS drift
+       FROM made`,
       [tenantId],
     );
-    expect(rows.filter((r) => r.kind === 'transaction').length).toBeGreaterThanOrEqual(3);
-    expect(rows.filter((r) => r.kind === 'outbox').length).toBeGreaterThanOrEqual(5);
+    const count = (kind: string) => rows.filter((r) => r.kind === kind).length;
+    expect(count('transaction')).toBeGreaterThanOrEqual(3);
+    expect(count('ledger')).toBeGreaterThanOrEqual(4);
+    expect(count('outbox')).toBeGreaterThanOrEqual(5);
     expect(rows.filter((r) => !UUID_V7.test(r.id))).toEqual([]);
-    // Made in Node (transactions) or in SQL (events) a moment before the row's created_at was taken.
+    // Made in Node (transactions) or in SQL (the rest) within moments of the row's created_at.
     expect(rows.filter((r) => r.drift > 5_000)).toEqual([]);
     expect(rows.some((r) => r.id === id)).toBe(true);
   }, 60_000);

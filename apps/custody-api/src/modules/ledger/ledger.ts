@@ -42,7 +42,7 @@ export async function applyBalanceDeltas(manager: EntityManager, deltas: Balance
   const params: unknown[] = [];
   for (const d of deltas) {
     const n = params.length;
-    values.push(`($${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7})`);
+    values.push(`(uuidv7(), $${n + 1}, $${n + 2}, $${n + 3}, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7})`);
     params.push(
       d.walletId,
       d.transactionId,
@@ -55,7 +55,7 @@ export async function applyBalanceDeltas(manager: EntityManager, deltas: Balance
   }
   if (values.length > 0) {
     await manager.query(
-      `INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
+      `INSERT INTO "ledger_entries" ("id", "wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
          "pending_delta", "locked_delta") VALUES ${values.join(', ')}`,
       params,
     );

@@ -331,9 +331,9 @@ function ledgerRows(items: NewTransaction[]) {
 
 function insertLedgerEntries(source: string): string {
   return `
-    INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
+    INSERT INTO "ledger_entries" ("id", "wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
       "pending_delta", "locked_delta")
-    SELECT e.w, e.x, e.k, e.t, e.a, e.p, e.l
+    SELECT uuidv7(), e.w, e.x, e.k, e.t, e.a, e.p, e.l
     FROM jsonb_to_recordset(${source}) AS e(w uuid, x uuid, k text, t numeric, a numeric, p numeric, l numeric)
     RETURNING 1`;
 }

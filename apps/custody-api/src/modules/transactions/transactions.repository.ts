@@ -204,9 +204,9 @@ export class TransactionsRepository {
       [rows],
     );
     await manager.query(
-      `INSERT INTO "ledger_entries" ("wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
+      `INSERT INTO "ledger_entries" ("id", "wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
          "pending_delta", "locked_delta")
-       SELECT d."walletId", d."id", 'deposit-pending', 0, 0, d."amount"::numeric, 0
+       SELECT uuidv7(), d."walletId", d."id", 'deposit-pending', 0, 0, d."amount"::numeric, 0
        FROM jsonb_to_recordset($1::jsonb) AS d("id" uuid, "walletId" uuid, "amount" text)`,
       [rows],
     );
