@@ -6,7 +6,7 @@ import {
 import { OutboxPendingQueue1795540000000 } from './outbox-pending.migration';
 import { OutboxRetention1795490000000 } from './outbox-retention.migration';
 import { OutboxSequence1795410000000, OutboxSequenceStatic1795500000000 } from './outbox-sequence.migration';
-import { OutboxTimeOrderedIds1795560000000 } from './time-ordered-ids';
+import { TimeOrderedIds1795560000000 } from './time-ordered-ids';
 
 type MigrationClass = new () => MigrationInterface;
 
@@ -18,7 +18,7 @@ export const outboxMigrations: MigrationClass[] = [
   OutboxRetention1795490000000,
   OutboxSequenceStatic1795500000000,
   OutboxPendingQueue1795540000000,
-  OutboxTimeOrderedIds1795560000000,
+  TimeOrderedIds1795560000000,
 ];
 
 /**

@@ -31,11 +31,12 @@ export const CREATE_UUIDV7 = `DO $do$ BEGIN
 export const DROP_UUIDV7 = 'DROP FUNCTION IF EXISTS uuidv7()';
 
 /**
- * Gives a producing service's schema `uuidv7()`, which its outbox inserts use for event ids (decision 0432).
- * Listed in `outboxMigrations` (outbox-migrations.ts).
+ * Gives a service's schema `uuidv7()` (decision 0432): the producers' outbox, transaction and ledger inserts use
+ * it (listed in `outboxMigrations`, outbox-migrations.ts), and the dispatcher's delivery and attempt inserts
+ * (listed in its own migrations).
  */
-export class OutboxTimeOrderedIds1795560000000 implements MigrationInterface {
-  name = 'OutboxTimeOrderedIds1795560000000';
+export class TimeOrderedIds1795560000000 implements MigrationInterface {
+  name = 'TimeOrderedIds1795560000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(CREATE_UUIDV7);

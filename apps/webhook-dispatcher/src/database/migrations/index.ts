@@ -1,8 +1,8 @@
+import { TimeOrderedIds1795560000000 } from '@tessera/platform';
 import { Init1795220333637 } from './1795220333637-Init';
 import { Deliveries1795222450292 } from './1795222450292-Deliveries';
 import { DeliverySequence1795410000001 } from './1795410000001-DeliverySequence';
 import { InboxRetention1795550000001 } from './1795550000001-InboxRetention';
-import { TimeOrderedIds1795560000001 } from './1795560000001-TimeOrderedIds';
 
 /** Every migration of schema "webhooks", oldest first. */
 export const migrations = [
@@ -10,5 +10,6 @@ export const migrations = [
   Deliveries1795222450292,
   DeliverySequence1795410000001,
   InboxRetention1795550000001,
-  TimeOrderedIds1795560000001,
+  // The platform's, as the producers' outbox migrations are (docs/decisions/0432).
+  TimeOrderedIds1795560000000,
 ];
