@@ -6,30 +6,15 @@
 // alternate, `--runs` times. Printed: µs and WAL bytes per inserted row, and the size of the primary key.
 //
 //   pnpm build && node bench/time-ordered-ids.mjs [--sizes 100000,2000000] [--rounds 300] [--batch 100] [--runs 3]
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { requireFrom, root } from './lib/proc.mjs';
+import { custodyDatabase, custodyRequire, integerOptions, median, spread } from './lib/one-off.mjs';
 import { progress } from './lib/report.mjs';
 
-const require = requireFrom('apps/custody-api');
-const { values } = parseArgs({
-  options: {
-    sizes: { type: 'string', default: '100000,2000000' },
-    rounds: { type: 'string', default: '300' },
-    batch: { type: 'string', default: '100' },
-    runs: { type: 'string', default: '3' },
-  },
-});
-const sizes = values.sizes.split(',').map(Number);
-const [rounds, batch, runs] = [values.rounds, values.batch, values.runs].map(Number);
-if (![...sizes, rounds, batch, runs].every((n) => Number.isInteger(n) && n >= 1)) {
-  console.error('usage: node bench/time-ordered-ids.mjs [--sizes N,N] [--rounds N] [--batch N] [--runs N]');
-  process.exit(2);
-}
-
-const testing = require('@tessera/testing');
-const { Client } = require('pg');
-const { databaseOptions } = require(join(root, 'apps/custody-api/dist/database/database.js'));
+const { sizes, rounds, batch, runs } = integerOptions(
+  'time-ordered-ids.mjs',
+  { sizes: '100000,2000000', rounds: 300, batch: 100, runs: 3 },
+  ['sizes'],
+);
+const { Client } = custodyRequire('pg');
 
 /** How each variant makes the id of a row inserted now. */
 const ID = { random: 'gen_random_uuid()', ordered: 'custody.uuidv7()' };
@@ -83,15 +68,10 @@ async function run(client, name, variant) {
   return { usPerRow: (1000 * ms) / rows, walPerRow: Number(wal) / rows, pkMb: Number(pk) / 2 ** 20 };
 }
 
-const env = await testing.createTestEnvironment([
-  testing.migratorFor(databaseOptions, join(root, 'apps/custody-api/src/database/migrations')),
-]);
+const env = await custodyDatabase();
 const client = new Client({ connectionString: env.env.DATABASE_URL });
 await client.connect();
 try {
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const spread = (xs, digits) =>
-    `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
   const table = [];
   for (const size of sizes) {
     const names = {};

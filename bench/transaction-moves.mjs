@@ -7,28 +7,11 @@
 // alternate, `--runs` times.
 //
 //   pnpm build && node bench/transaction-moves.mjs [--rounds 300] [--batch 100] [--runs 3]
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { requireFrom, root } from './lib/proc.mjs';
+import { custodyDatabase, custodyRequire, integerOptions, median, spread } from './lib/one-off.mjs';
 import { progress } from './lib/report.mjs';
 
-const require = requireFrom('apps/custody-api');
-const { values } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '300' },
-    batch: { type: 'string', default: '100' },
-    runs: { type: 'string', default: '3' },
-  },
-});
-const [rounds, batch, runs] = [values.rounds, values.batch, values.runs].map(Number);
-if (![rounds, batch, runs].every((n) => Number.isInteger(n) && n >= 1)) {
-  console.error('usage: node bench/transaction-moves.mjs [--rounds N] [--batch N] [--runs N]');
-  process.exit(2);
-}
-
-const testing = require('@tessera/testing');
-const { Client } = require('pg');
-const { databaseOptions } = require(join(root, 'apps/custody-api/dist/database/database.js'));
+const { rounds, batch, runs } = integerOptions('transaction-moves.mjs', { rounds: 300, batch: 100, runs: 3 });
+const { Client } = custodyRequire('pg');
 
 const STEPS = ['Submitted', 'PendingSignature', 'Broadcasting', 'Confirming', 'Completed'];
 
@@ -144,9 +127,7 @@ async function run(url, variant) {
   };
 }
 
-const env = await testing.createTestEnvironment([
-  testing.migratorFor(databaseOptions, join(root, 'apps/custody-api/src/database/migrations')),
-]);
+const env = await custodyDatabase();
 try {
   const results = { before: [], after: [] };
   for (let i = 0; i < runs; i++) {
@@ -158,9 +139,6 @@ try {
       );
     }
   }
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const spread = (xs, digits) =>
-    `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
   const rows = [
     ['µs per moved row', 'usPerRow', 1],
     ['WAL bytes per moved row', 'walPerRow', 0],
