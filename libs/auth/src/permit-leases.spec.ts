@@ -108,17 +108,21 @@ describe('PermitLeases (real Redis)', () => {
 
   it('permits another process holds come back within a lease or two', async () => {
     const { counted, calls } = countingLimiter();
-    const a = open(counted, { limit: 40, ...MINUTE }, { maxShare: 0.5, leaseMs: 50 });
+    // The lease is long enough that no permit expires before the sleep below, however slow the machine
+    // (with 50 ms, a sweep in the middle of B's requests handed permits to B and made the sums timing-bound).
+    const leaseMs = 2_000;
+    const a = open(counted, { limit: 40, ...MINUTE }, { maxShare: 0.5, leaseMs });
     const b = open(limiter, { limit: 40, ...MINUTE });
     let servedByA = 0;
     // Eleven requests, one at a time: the eleventh takes four permits ahead (the ten before used theirs).
     for (let i = 0; i < 11; i++) if (await request(a, 'handback')) servedByA++;
     const held = 40 - servedByA - (await room('handback', 40));
-    expect(held).toBeGreaterThan(0);
+    expect(held).toBe(4);
     let servedByB = 0;
     while (await request(b, 'handback')) servedByB++;
     expect(servedByA + servedByB + held).toBe(40);
-    await sleep(200);
+    expect(calls.handBack).toBe(0);
+    await sleep(3 * leaseMs); // expired after one lease, swept within the next
     expect(calls.handBack).toBeGreaterThan(0);
     while (await request(b, 'handback')) servedByB++;
     expect(servedByA + servedByB).toBe(40);
