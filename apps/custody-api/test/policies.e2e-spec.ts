@@ -3,10 +3,10 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
 import { StuckTransactionSweeper } from '../src/modules/transactions/stuck-transaction-sweeper';
 import {
+  admin,
   ALL_SCOPES,
   ASSETS,
   client,
@@ -37,15 +37,7 @@ const approverKeys: KeyPair[] = [];
 let approvers: Client[];
 let outsider: Client;
 
-const operator = () => ({
-  get: (path: string) =>
-    request(h.api.getHttpServer()).get(path).set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`),
-  put: (path: string, body: unknown) =>
-    request(h.api.getHttpServer())
-      .put(path)
-      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
-      .send(body as object),
-});
+const operator = () => admin(h.api);
 
 const setPolicy = (body: unknown) => operator().put(`/admin/tenants/${tenantId}/policies/test`, body);
 
@@ -199,10 +191,8 @@ describe('policy management from the CLI', () => {
   }, 120_000);
 
   it('the scope preset "all" includes withdrawals:approve and policies:read', async () => {
-    const res = await request(h.api.getHttpServer())
-      .post(`/admin/tenants/${tenantId}/keys`)
-      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
-      .send({ environment: 'live', scopes: 'all' })
+    const res = await admin(h.api)
+      .post(`/admin/tenants/${tenantId}/keys`, { environment: 'live', scopes: 'all' })
       .expect(201);
     expect(res.body.scopes).toEqual(expect.arrayContaining(['withdrawals:approve', 'policies:read']));
   });

@@ -82,13 +82,15 @@ export async function startHarness(
   };
 }
 
-export const admin = (app: NestFastifyApplication) => ({
-  post: (path: string, body?: unknown) =>
-    request(app.getHttpServer())
-      .post(path)
-      .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
-      .send(body as object),
-});
+/** The operator API, with the test ADMIN_TOKEN. */
+export const admin = (app: NestFastifyApplication) => {
+  const as = (test: request.Test) => test.set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`);
+  return {
+    get: (path: string) => as(request(app.getHttpServer()).get(path)),
+    post: (path: string, body?: unknown) => as(request(app.getHttpServer()).post(path)).send(body as object),
+    put: (path: string, body: unknown) => as(request(app.getHttpServer()).put(path)).send(body as object),
+  };
+};
 
 export interface KeyPair {
   apiKey: string;

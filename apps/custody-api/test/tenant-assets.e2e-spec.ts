@@ -4,7 +4,10 @@ import { promisify } from 'node:util';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
 import { AssetsRepository } from '../src/modules/assets/assets.repository';
-import { SANDBOX_ONLY_SCOPES, SCOPES } from '../src/modules/tenants/scopes';
+import {
+  CUSTODY_SANDBOX_ONLY_SCOPES as SANDBOX_ONLY_SCOPES,
+  CUSTODY_SCOPES as SCOPES,
+} from '@tessera/contracts';
 import {
   admin,
   ASSETS,

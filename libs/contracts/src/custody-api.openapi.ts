@@ -24,13 +24,14 @@ import {
   walletResponse,
   withdrawSchema,
 } from './custody-api';
+import { CUSTODY_OPERATOR_ROUTES, OPERATOR_RESPONSES } from './custody-operator.openapi';
 import { approveWithdrawalInput, rejectWithdrawalInput, withdrawalPolicyView } from './custody-policies';
 import { named, OpenApiBuilder, type ResponseSpec, type RouteSpec } from './openapi-builder';
 import { registerWebhookEvents, registerWebhookRoutes } from './openapi-webhooks';
 
 /**
- * The OpenAPI 3.1 document of the custody partner API (docs/openapi/custody-api.json). The operator API
- * (/admin, bearer ADMIN_TOKEN) is left out: it is not a partner surface (docs/openapi.md).
+ * The OpenAPI 3.1 document of the custody API (docs/openapi/custody-api.json): the signed partner API and,
+ * under the `operator` tag, the operator API (/admin, bearer ADMIN_TOKEN; custody-operator.openapi.ts).
  */
 
 const error = named('Error', custodyError);
@@ -62,6 +63,7 @@ const RESPONSES: Record<string, ResponseSpec> = {
   },
   ServerError: fail('Server error; retry sparingly'),
   BadGateway: fail('Custody backend failure; retry with back-off'),
+  ...OPERATOR_RESPONSES,
 };
 
 /** What every signed call can answer besides its own codes. */
@@ -373,6 +375,8 @@ export function buildCustodyApiDocument(extraRoutes: RouteSpec[] = []): Record<s
       'Every partner call is signed: `X-API-Key` (`ck_live_…` or `ck_test_…`), `X-Timestamp` (Unix seconds, or 13-digit milliseconds, within 30 s of server time) and `X-Signature` = lowercase hex HMAC-SHA256(secret, timestamp + METHOD + pathWithQuery + rawBody). The three headers go together; a (key, timestamp, signature) tuple is single-use for 60 s, so a retry is re-signed.',
       '',
       'Errors are `{message, errors?}` (`errors` only for field problems); a 429 has an empty body and an integer `Retry-After`.',
+      '',
+      'The operator API (`/admin`, tag `operator`) takes `Authorization: Bearer $ADMIN_TOKEN` and is off (404) when ADMIN_TOKEN is unset.',
     ].join('\n'),
     servers: [{ url: 'http://localhost:3002', description: 'pnpm start (host mode)' }],
     tags: [
@@ -388,6 +392,7 @@ export function buildCustodyApiDocument(extraRoutes: RouteSpec[] = []): Record<s
       { name: 'webhooks', description: 'The outbound webhook endpoint and its deliveries' },
       { name: 'webhook-events', description: 'What Tessera POSTs to the configured endpoint' },
       { name: 'health', description: 'Anonymous checks' },
+      { name: 'operator', description: 'The operator API (bearer ADMIN_TOKEN)' },
     ],
     securitySchemes: {
       apiKey: {
@@ -408,11 +413,12 @@ export function buildCustodyApiDocument(extraRoutes: RouteSpec[] = []): Record<s
         name: 'X-Signature',
         description: 'Lowercase hex HMAC-SHA256(secret, timestamp + METHOD + pathWithQuery + rawBody)',
       },
+      operatorToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
     },
-    security: { signed: ['apiKey', 'timestamp', 'signature'] },
+    security: { signed: ['apiKey', 'timestamp', 'signature'], operator: ['operatorToken'] },
     responses: RESPONSES,
   });
-  for (const route of [...CUSTODY_ROUTES, ...extraRoutes]) builder.route(route);
+  for (const route of [...CUSTODY_ROUTES, ...CUSTODY_OPERATOR_ROUTES, ...extraRoutes]) builder.route(route);
   builder.route({
     method: 'get',
     path: '/health',

@@ -7,6 +7,7 @@ export * from './custody';
 export * from './verification';
 export * from './sdk';
 export * from './media';
+export * from './custody-operator';
 export * from './custody-policies';
 export * from './custody-api';
 export * from './openapi-builder';

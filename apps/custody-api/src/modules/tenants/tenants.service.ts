@@ -6,22 +6,18 @@ import { z } from 'zod';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { cidrProblem } from '@tessera/auth';
+import {
+  createKeyInput,
+  createTenantInput,
+  CUSTODY_ALL_SCOPES as ALL_SCOPES,
+  CUSTODY_SANDBOX_ONLY_SCOPES as SANDBOX_ONLY_SCOPES,
+  CUSTODY_SCOPES as SCOPES,
+} from '@tessera/contracts';
 import { gasStationAddress, gasStationPath } from '../chain/evm/evm-keys';
-import { SANDBOX_ONLY_SCOPES, SCOPES } from './scopes';
 import { TenantsRepository } from './tenants.repository';
 
-export const createTenantSchema = z.object({ name: z.string().trim().min(1).max(200) });
-
-/** `"all"` (or `["all"]`) is the preset for every scope the key's environment may carry. */
-const ALL_SCOPES = 'all';
-
-export const createKeySchema = z.object({
-  environment: z.enum(['test', 'live']),
-  // The preset alone may be given as a string; a bad element is reported at its index (scopes.0).
-  scopes: z.preprocess(
-    (v) => (v === ALL_SCOPES ? [ALL_SCOPES] : v),
-    z.array(z.enum([...SCOPES, ALL_SCOPES])).min(1),
-  ),
+/** The operator's key body (libs/contracts), with each allow-list entry checked as an IP address or CIDR. */
+const createKeySchema = createKeyInput.extend({
   ipAllowList: z.array(z.string().refine((v) => !cidrProblem(v), 'Must be an IP address or CIDR')).optional(),
 });
 
@@ -63,7 +59,7 @@ export class TenantsService {
   }
 
   async createTenant(input: unknown) {
-    const { name } = createTenantSchema.parse(input ?? {});
+    const { name } = createTenantInput.parse(input ?? {});
     const tenant = await this.repository.createTenant(name, (id) => this.seedBox.seal(randomBytes(32), id));
     return { id: tenant.id, name: tenant.name };
   }
