@@ -593,6 +593,49 @@ describe('reading transactions', () => {
     expect(read.body).toMatchObject({ note: 'rent, May', amount: '1.25', sourceWalletId: a.walletId });
   });
 
+  it('cursor pages skip nothing created in the same millisecond (vaults and transactions)', async () => {
+    // Postgres keeps microseconds; a cursor cut to milliseconds skipped the rows of the same millisecond.
+    const own = client(h.api, await createKey(h.api, await createTenant(h.api, 'Same millisecond')));
+    const micros = ['123100', '123400', '123700', '123900'];
+    const vaults: string[] = [];
+    for (let i = 0; i < micros.length; i++)
+      vaults.push(
+        (await own.post('/vaults', { externalId: `ms-${i}`, name: `ms ${i}` }).expect(201)).body.id,
+      );
+    const wallet = (await own.post(`/vaults/${vaults[0]}/wallets`, { assetId: ASSETS.BTC }).expect(201)).body;
+    const deposits: string[] = [];
+    for (let i = 0; i < micros.length; i++)
+      deposits.push(
+        (await own.post('/sandbox/deposits', { walletId: wallet.walletId, amount: '0.1' }).expect(201)).body
+          .transactionId,
+      );
+    for (const [table, ids] of [
+      ['vaults', vaults],
+      ['transactions', deposits],
+    ] as const)
+      for (let i = 0; i < ids.length; i++)
+        await sql(h, `UPDATE ${table} SET created_at = $2::timestamptz WHERE id = $1`, [
+          ids[i],
+          `2026-01-01T00:00:00.${micros[i]}Z`,
+        ]);
+    const pageThrough = async (path: string, idOf: (item: Record<string, string>) => string) => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { items: Record<string, string>[]; nextCursor: string | null } = (
+          await own.get(`${path}${cursor ? `&cursor=${cursor}` : ''}`).expect(200)
+        ).body;
+        seen.push(...page.items.map(idOf));
+        cursor = page.nextCursor;
+      } while (cursor && seen.length < 20);
+      return seen;
+    };
+    expect(await pageThrough('/vaults?take=1', (v) => v.id!)).toEqual([...vaults].reverse());
+    expect(await pageThrough('/transactions?take=1&type=Deposit', (t) => t.transactionId!)).toEqual(
+      [...deposits].reverse(),
+    );
+  });
+
   it('GET /transactions: default 20, cursor pages in createdAt desc, filters, 400 above 200, 404 across tenants', async () => {
     const a = await fundedWallet(api, ASSETS.USDT, '100');
     const b = await fundedWallet(api, ASSETS.USDT, undefined);

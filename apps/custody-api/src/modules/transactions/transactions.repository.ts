@@ -4,6 +4,7 @@ import type { CustodyTransactionStatus } from '@tessera/contracts';
 import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
+import { afterCursor, type PageCursor } from '../../common/cursor';
 import { applyBalanceDeltas, type BalanceDelta, rowsOf } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
 
@@ -44,7 +45,7 @@ export interface NewDeposit {
 
 export interface TransactionFilters {
   take: number;
-  after?: { createdAt: string; id: string };
+  after?: PageCursor;
   type?: string;
   status?: string;
   vaultId?: string;
@@ -121,7 +122,7 @@ export class TransactionsRepository {
     if (f.since) add((n) => `t."created_at" >= ${n}::timestamptz`, f.since);
     if (f.after) {
       params.push(f.after.createdAt, f.after.id);
-      where.push(`(t."created_at", t."id") < ($${params.length - 1}::timestamptz, $${params.length}::uuid)`);
+      where.push(afterCursor('t', 'transactions', params.length - 1, params.length));
     }
     params.push(f.take);
     return this.db.query(

@@ -17,7 +17,8 @@ import { PoliciesService } from '../policies/policies.service';
 import type { AssetEntity } from '../assets/entities/asset.entity';
 import { normalizeExternalAddress } from '../chain/addresses';
 import type { WalletView } from '../vaults/vaults.repository';
-import { decodeCursor, encodeCursor, VaultsService } from '../vaults/vaults.service';
+import { VaultsService } from '../vaults/vaults.service';
+import { decodeCursor, encodeCursor } from '../../common/cursor';
 import {
   balanceUpdatedEvent,
   createdEvent,

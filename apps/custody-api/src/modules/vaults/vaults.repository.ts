@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
+import { afterCursor, type PageCursor } from '../../common/cursor';
 import type { DerivedAddress } from '../chain/addresses';
 import { rowsOf } from '../ledger/ledger';
 
@@ -86,12 +87,12 @@ export class VaultsRepository {
     return rows[0];
   }
 
-  listVaults(caller: Caller, take: number, after?: { createdAt: string; id: string }): Promise<VaultRow[]> {
+  listVaults(caller: Caller, take: number, after?: PageCursor): Promise<VaultRow[]> {
     const params: unknown[] = [caller.tenantId, caller.environment, take];
     let where = '';
     if (after) {
       params.push(after.createdAt, after.id);
-      where = `AND (v."created_at", v."id") < ($4::timestamptz, $5::uuid)`;
+      where = `AND ${afterCursor('v', 'vaults', 4, 5)}`;
     }
     return this.db.query(
       `SELECT ${VAULT_COLUMNS} FROM "vaults" v WHERE v."tenant_id" = $1 AND v."environment" = $2 ${where}

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { createVaultSchema, createWalletSchema, listVaultsSchema } from '@tessera/contracts';
 import { conflict, notFound, TtlCache } from '@tessera/platform';
-import { z } from 'zod';
 import { formatAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
+import { decodeCursor, encodeCursor } from '../../common/cursor';
 import { isUuid } from '../../common/validation';
 import { AssetsService } from '../assets/assets.service';
 import { deriveDepositAddress } from '../chain/addresses';
@@ -145,16 +145,4 @@ export class VaultsService {
       updatedAt: new Date(row.updatedAt).toISOString(),
     };
   }
-}
-
-export function encodeCursor(createdAt: Date | string, id: string): string {
-  return Buffer.from(`${new Date(createdAt).toISOString()}|${id}`).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!createdAt || !id || Number.isNaN(Date.parse(createdAt)) || !isUuid(id)) {
-    throw new z.ZodError([{ code: 'custom', path: ['cursor'], message: 'Invalid cursor', input: cursor }]);
-  }
-  return { createdAt, id };
 }
