@@ -227,6 +227,34 @@ describe('reconciliation', () => {
     expect(await reconcile(tenantId)).toMatchObject({ differences: 0, findings: [] });
   }, 60_000);
 
+  it('the run list pages by cursor, newest first, every run once (runs of the same millisecond too)', async () => {
+    const { tenantId } = await tenantWithKeys();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await operator().post('/admin/reconciliations', { tenantId }).expect(201)).body.id);
+    // Five runs in one millisecond, ahead of every other run of the suite: microseconds apart.
+    for (let i = 0; i < ids.length; i++)
+      await sql(h, 'UPDATE reconciliation_runs SET started_at = $2::timestamptz WHERE id = $1', [
+        ids[i],
+        `2099-01-01T00:00:00.1230${i}1Z`,
+      ]);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: { id: string }[]; nextCursor: string | null } = (
+        await operator()
+          .get(`/admin/reconciliations?take=2${cursor ? `&cursor=${cursor}` : ''}`)
+          .expect(200)
+      ).body;
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((r) => r.id));
+      cursor = page.nextCursor;
+    } while (cursor && seen.length < 5);
+    expect(seen.slice(0, 5)).toEqual([...ids].reverse());
+    const bad = await operator().get('/admin/reconciliations?cursor=not-a-cursor').expect(400);
+    expect(bad.body.errors).toHaveProperty('cursor');
+  });
+
   it('operator API edges: 401 without the token, 400 on a bad body, 404 on an unknown or malformed id', async () => {
     await request(h.api.getHttpServer()).post('/admin/reconciliations').send({}).expect(401);
     const bad = await operator().post('/admin/reconciliations', { tenantId: 'nope' }).expect(400);

@@ -3,7 +3,7 @@ import {
   reconciliationListQuery,
   reconciliationRequest,
   reconciliationRun,
-  reconciliationRunSummary,
+  reconciliationRunPage,
 } from './custody';
 import { custodyError } from './custody-api';
 import {
@@ -165,7 +165,7 @@ export const CUSTODY_OPERATOR_ROUTES: RouteSpec[] = [
     summary: 'The latest reconciliation runs, newest first',
     params: { query: reconciliationListQuery },
     responses: {
-      200: ok('The runs', 'ReconciliationRunList', z.object({ items: z.array(reconciliationRunSummary) })),
+      200: ok('A page of runs', 'ReconciliationRunPage', reconciliationRunPage),
       400: 'BadRequest',
     },
   }),

@@ -25,6 +25,8 @@ export type ReconciliationRequest = z.infer<typeof reconciliationRequest>;
 
 export const reconciliationListQuery = z.object({
   take: z.coerce.number().int().min(1).max(200).default(20),
+  /** `nextCursor` of the previous page. */
+  cursor: z.string().optional(),
 });
 
 /**
@@ -78,4 +80,11 @@ export const reconciliationRun = reconciliationRunSummary.extend({
   findings: z.array(reconciliationFinding),
 });
 export type ReconciliationRunSummary = z.infer<typeof reconciliationRunSummary>;
+
+/** `GET /admin/reconciliations`: runs newest first; `nextCursor` is null on the last page. */
+export const reconciliationRunPage = z.object({
+  items: z.array(reconciliationRunSummary),
+  nextCursor: z.string().nullable(),
+});
+export type ReconciliationRunPage = z.infer<typeof reconciliationRunPage>;
 export type ReconciliationRun = z.infer<typeof reconciliationRun>;

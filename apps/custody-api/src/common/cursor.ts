@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { isUuid } from './validation';
 
 /**
- * Page cursors of the custody lists (vaults, transactions), newest first: base64url of `createdAt|id` of the
- * page's last row. The cursor is opaque to partners; only its id is what the next page starts after.
+ * Page cursors of the custody lists (vaults, transactions; the operator's reconciliation runs), newest first:
+ * base64url of `createdAt|id` of the page's last row (a run's `startedAt`). Opaque to callers.
  */
 export interface PageCursor {
   createdAt: string;
@@ -23,14 +23,20 @@ export function decodeCursor(cursor: string): PageCursor {
 }
 
 /**
- * The condition "after the cursor" in `ORDER BY created_at DESC, id DESC`, for `alias` of `table`, with the
- * cursor's createdAt and id at the `$createdAtParam` and `$idParam` placeholders. The position is the cursor
- * row's own `created_at`, read from the table: Postgres keeps microseconds and the cursor's timestamp only
- * milliseconds, so comparing with the cursor's would skip the rows of the same millisecond that sort after it.
- * The cursor's timestamp is the fallback for a row that no longer exists.
+ * The condition "after the cursor" in `ORDER BY <column> DESC, id DESC`, for `alias` of `table`, with the
+ * cursor's time and id at the placeholders `time` and `id` (`$4`, or TypeORM's `:id`). The position is the cursor row's own
+ * stored time, read from the table: Postgres keeps microseconds and the cursor only milliseconds, so comparing
+ * with the cursor's would skip the rows of the same millisecond that sort after it. The cursor's time is the
+ * fallback for a row that no longer exists.
  */
-export function afterCursor(alias: string, table: string, createdAtParam: number, idParam: number): string {
-  return `(${alias}."created_at", ${alias}."id") < (
-    COALESCE((SELECT c."created_at" FROM "${table}" c WHERE c."id" = $${idParam}::uuid), $${createdAtParam}::timestamptz),
-    $${idParam}::uuid)`;
+export function afterCursor(
+  alias: string,
+  table: string,
+  placeholders: { time: string; id: string },
+  column = 'created_at',
+): string {
+  const { time, id } = placeholders;
+  return `(${alias}."${column}", ${alias}."id") < (
+    COALESCE((SELECT c."${column}" FROM "${table}" c WHERE c."id" = ${id}::uuid), ${time}::timestamptz),
+    ${id}::uuid)`;
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { afterCursor, type PageCursor } from '../../common/cursor';
 import { ReconciliationFindingEntity } from './entities/reconciliation-finding.entity';
 import { ReconciliationRunEntity } from './entities/reconciliation-run.entity';
 
@@ -150,10 +151,20 @@ export class ReconciliationRepository {
       .find({ where: { runId }, order: { explained: 'ASC', walletId: 'ASC', check: 'ASC' } });
   }
 
-  listRuns(take: number): Promise<ReconciliationRunEntity[]> {
-    return this.db
+  /** Runs newest first, after `after` (a page cursor) when given. */
+  listRuns(take: number, after?: PageCursor): Promise<ReconciliationRunEntity[]> {
+    const query = this.db
       .getRepository(ReconciliationRunEntity)
-      .find({ order: { startedAt: 'DESC', id: 'DESC' }, take });
+      .createQueryBuilder('r')
+      .orderBy('r.startedAt', 'DESC')
+      .addOrderBy('r.id', 'DESC')
+      .limit(take);
+    if (after)
+      query.where(afterCursor('r', 'reconciliation_runs', { time: ':time', id: ':id' }, 'started_at'), {
+        time: after.createdAt,
+        id: after.id,
+      });
+    return query.getMany();
   }
 
   /**

@@ -4,12 +4,14 @@ import {
   type ReconciliationCause,
   type ReconciliationFinding,
   type ReconciliationRun,
+  type ReconciliationRunPage,
   type ReconciliationRunSummary,
   reconciliationListQuery,
   reconciliationRequest,
 } from '@tessera/contracts';
 import { notFound, ROOT_LOGGER } from '@tessera/platform';
 import { formatAmount } from '../../common/amounts';
+import { decodeCursor, encodeCursor } from '../../common/cursor';
 import { parse } from '../../common/validation';
 import { ChainRouter } from '../chain/chain-router';
 import { ReconciliationFindingEntity } from './entities/reconciliation-finding.entity';
@@ -237,10 +239,15 @@ export class ReconciliationService {
     return this.toRun(run, await this.repository.findings(id));
   }
 
-  async list(query: unknown): Promise<{ items: ReconciliationRunSummary[] }> {
-    const { take } = parse(reconciliationListQuery, query);
-    const runs = await this.repository.listRuns(take);
-    return { items: runs.map((r) => this.summary(r)) };
+  async list(query: unknown): Promise<ReconciliationRunPage> {
+    const { take, cursor } = parse(reconciliationListQuery, query);
+    const runs = await this.repository.listRuns(take + 1, cursor ? decodeCursor(cursor) : undefined);
+    const page = runs.slice(0, take);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((r) => this.summary(r)),
+      nextCursor: runs.length > take && last ? encodeCursor(last.startedAt, last.id) : null,
+    };
   }
 
   private summary(r: ReconciliationRunEntity): ReconciliationRunSummary {

@@ -122,7 +122,12 @@ export class TransactionsRepository {
     if (f.since) add((n) => `t."created_at" >= ${n}::timestamptz`, f.since);
     if (f.after) {
       params.push(f.after.createdAt, f.after.id);
-      where.push(afterCursor('t', 'transactions', params.length - 1, params.length));
+      where.push(
+        afterCursor('t', 'transactions', {
+          time: `$${params.length - 1}`,
+          id: `$${params.length}`,
+        }),
+      );
     }
     params.push(f.take);
     return this.db.query(
