@@ -44,6 +44,12 @@ export const envSchema = baseEnvSchema.extend({
    * which comes within minutes; deliveries and their attempts keep their own copy of the event.
    */
   WEBHOOK_INBOX_RETENTION_HOURS: z.coerce.number().int().min(0).max(87600).default(720),
+  /**
+   * Finished deliveries (delivered or dead) created more than this many days ago, and not attempted since, are
+   * deleted with their attempts, once a minute (decision 0433); 0 keeps them. Pending and retrying deliveries are
+   * never deleted. This is how far back `GET …/webhooks/deliveries` can look.
+   */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(90),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -12,6 +12,7 @@ import { EndpointsRepository } from './endpoints/endpoints.repository';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { EventsProcessor } from './events/events.processor';
 import { InboxRetention } from './events/inbox-retention';
+import { DeliveryRetention } from './deliveries/delivery-retention';
 import { PartnerController } from './partner/partner.controller';
 
 export interface WebhooksModuleOptions {
@@ -66,6 +67,7 @@ export class WebhooksModule {
         WebhookMetrics,
         EventsProcessor,
         InboxRetention,
+        DeliveryRetention,
       ],
     };
   }

@@ -3,6 +3,7 @@ import { Init1795220333637 } from './1795220333637-Init';
 import { Deliveries1795222450292 } from './1795222450292-Deliveries';
 import { DeliverySequence1795410000001 } from './1795410000001-DeliverySequence';
 import { InboxRetention1795550000001 } from './1795550000001-InboxRetention';
+import { DeliveryRetention1795570000001 } from './1795570000001-DeliveryRetention';
 
 /** Every migration of schema "webhooks", oldest first. */
 export const migrations = [
@@ -12,4 +13,5 @@ export const migrations = [
   InboxRetention1795550000001,
   // The platform's, as the producers' outbox migrations are (docs/decisions/0432).
   TimeOrderedIds1795560000000,
+  DeliveryRetention1795570000001,
 ];

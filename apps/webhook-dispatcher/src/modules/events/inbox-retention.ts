@@ -1,13 +1,8 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
-import { APP_CONFIG, RetentionPass } from '@tessera/platform';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { APP_CONFIG } from '@tessera/platform';
 import { DataSource } from 'typeorm';
 import type { Env } from '../../config/env';
+import { ScheduledRetention } from '../retention/scheduled-retention';
 
 /**
  * Keeps the inbox bounded (decision 0431): once a minute, deletes `received_events` rows that arrived more than
@@ -16,18 +11,13 @@ import type { Env } from '../../config/env';
  * still be redelivered, so that the redelivery finds it and changes nothing.
  */
 @Injectable()
-export class InboxRetention implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(InboxRetention.name);
-  private readonly retention: RetentionPass;
-
-  constructor(
-    private readonly db: DataSource,
-    @Inject(APP_CONFIG) private readonly env: Env,
-  ) {
+export class InboxRetention extends ScheduledRetention {
+  constructor(db: DataSource, @Inject(APP_CONFIG) env: Env) {
     const hours = env.WEBHOOK_INBOX_RETENTION_HOURS;
-    this.retention = new RetentionPass({
+    super({
+      enabled: hours !== 0,
       deleteBatch: async (limit) => {
-        const [{ n }] = await this.db.query<{ n: number }[]>(
+        const [{ n }] = await db.query<{ n: number }[]>(
           `WITH old AS (
              SELECT event_id FROM received_events WHERE received_at < now() - make_interval(hours => $1)
              ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED),
@@ -37,24 +27,9 @@ export class InboxRetention implements OnApplicationBootstrap, OnApplicationShut
         );
         return n;
       },
-      batch: 5000,
-      everyMs: 60_000,
-      onDeleted: (deleted) =>
-        this.logger.log({ deleted, retentionHours: hours }, 'inbox: rows past retention deleted'),
-      onError: (err) => this.logger.warn({ err: err.message }, 'inbox retention pass failed'),
+      logger: new Logger(InboxRetention.name),
+      what: 'inbox',
+      setting: { retentionHours: hours },
     });
-  }
-
-  onApplicationBootstrap(): void {
-    if (this.env.WEBHOOK_INBOX_RETENTION_HOURS !== 0) this.retention.start();
-  }
-
-  /** One retention pass now; returns how many inbox rows it deleted. */
-  prune(): Promise<number> {
-    return this.env.WEBHOOK_INBOX_RETENTION_HOURS === 0 ? Promise.resolve(0) : this.retention.run();
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.retention.stop();
   }
 }

@@ -2,12 +2,15 @@ import { Check, Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn 
 
 /**
  * One event for one endpoint. (event_id, endpoint_id) is unique, so a redelivered job or a replayed relay
- * never creates a second delivery. `next_attempt_at` is both the retry time and the claim lease.
+ * never creates a second delivery. `next_attempt_at` is both the retry time and the claim lease. Finished
+ * deliveries older than WEBHOOK_DELIVERY_RETENTION_DAYS are deleted with their attempts (DeliveryRetention,
+ * decision 0433).
  */
 @Entity({ name: 'webhook_deliveries' })
 @Index('webhook_deliveries_event_endpoint_uq', ['eventId', 'endpointId'], { unique: true })
 @Index('webhook_deliveries_due_idx', ['nextAttemptAt'], { where: `"status" IN ('pending', 'failed')` })
 @Index('webhook_deliveries_list_idx', ['tenantId', 'source', 'createdAt', 'id'])
+@Index('webhook_deliveries_finished_idx', ['createdAt'], { where: `"status" IN ('delivered', 'dead')` })
 @Check('webhook_deliveries_status_ck', `"status" IN ('pending', 'delivered', 'failed', 'dead')`)
 export class WebhookDeliveryEntity {
   @PrimaryGeneratedColumn('uuid')

@@ -1,0 +1,136 @@
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { bootApp, createTestEnvironment, migratorFor, type TestEnvironment } from '@tessera/testing';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../src/app.module';
+import { loadEnv } from '../src/config/env';
+import { databaseOptions } from '../src/database/database';
+import { DeliveryRetention } from '../src/modules/deliveries/delivery-retention';
+import { planWithoutSeqScan } from './support/harness';
+
+let env: TestEnvironment;
+let app: NestFastifyApplication;
+let db: DataSource;
+
+beforeAll(async () => {
+  env = await createTestEnvironment([
+    migratorFor(databaseOptions, join(__dirname, '../src/database/migrations')),
+  ]);
+  app = await bootApp(AppModule.forRoot(loadEnv({ ...env.env, WEBHOOK_DELIVERY_RETENTION_DAYS: '30' })), {
+    rpc: false,
+  });
+  db = app.get(DataSource);
+});
+
+afterAll(async () => {
+  await app?.close();
+  await env?.teardown();
+});
+
+/**
+ * A delivery created `age` ago in `status`, last attempted `attempted` ago (none: never), with one attempt row
+ * per attempt made.
+ */
+async function delivery(status: string, age: string, attempted: string | null = age): Promise<string> {
+  const id = randomUUID();
+  await db.query(
+    `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, source, event_type, entity_type,
+       entity_id, payload, status, attempt_count, occurred_at, created_at, last_attempt_at, next_attempt_at)
+     VALUES ($1, gen_random_uuid(), gen_random_uuid(), 'tenant-1', 'custody', 'wallet.created', 'wallet', 'w',
+       '{}', $2, $4::int, now() - $3::interval, now() - $3::interval,
+       CASE WHEN $4::int = 0 THEN NULL ELSE now() - $5::interval END,
+       CASE WHEN $2 IN ('pending', 'failed') THEN now() END)`,
+    [id, status, age, attempted === null ? 0 : 1, attempted ?? age],
+  );
+  if (attempted !== null)
+    await db.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt_number, request_url, duration_ms, attempted_at, success)
+       VALUES ($1, 1, 'https://example.com/hook', 5, now() - $2::interval, $3)`,
+      [id, attempted, status === 'delivered'],
+    );
+  return id;
+}
+
+const existing = async (table: 'webhook_deliveries' | 'webhook_attempts', ids: string[]) =>
+  (
+    await db.query<{ id: string }[]>(
+      `SELECT ${table === 'webhook_deliveries' ? 'id' : 'delivery_id AS id'} FROM ${table}
+        WHERE ${table === 'webhook_deliveries' ? 'id' : 'delivery_id'} = ANY($1)`,
+      [ids],
+    )
+  )
+    .map((r) => r.id)
+    .sort();
+
+describe('delivery retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
+  it('deletes finished deliveries past the retention with their attempts, however many, and keeps the rest', async () => {
+    const old = [
+      await delivery('delivered', '31 days'),
+      await delivery('dead', '400 days'),
+      await delivery('delivered', '5 years'),
+    ];
+    const kept = [
+      await delivery('delivered', '29 days'),
+      await delivery('dead', '1 hour'),
+      // Still retrying, however old: never deleted.
+      await delivery('pending', '200 days', null),
+      await delivery('failed', '200 days', '199 days'),
+      // Dead long ago, retried by an operator last week and dead again: its attempts are recent.
+      await delivery('dead', '100 days', '7 days'),
+    ];
+    // More than one statement's batch of 5,000: the pass goes on until none is left.
+    await db.query(
+      `INSERT INTO webhook_deliveries (event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id,
+         payload, status, attempt_count, occurred_at, created_at, last_attempt_at)
+       SELECT gen_random_uuid(), gen_random_uuid(), 'tenant-1', 'custody', 'wallet.created', 'wallet', 'w', '{}',
+         'delivered', 1, now() - interval '60 days', now() - interval '60 days' - i * interval '1 second',
+         now() - interval '60 days'
+       FROM generate_series(1, 5001) AS i`,
+    );
+    // A delivery another replica's pass holds is skipped, not waited for, and not counted.
+    const holder = db.createQueryRunner();
+    await holder.startTransaction();
+    let deleted: number;
+    try {
+      await holder.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [old[2]]);
+      deleted = await app.get(DeliveryRetention).prune();
+    } finally {
+      await holder.rollbackTransaction();
+      await holder.release();
+    }
+    expect(deleted).toBe(5003);
+    expect(await app.get(DeliveryRetention).prune()).toBe(1);
+    expect(await app.get(DeliveryRetention).prune()).toBe(0);
+    expect(await existing('webhook_deliveries', [...old, ...kept])).toEqual([...kept].sort());
+    // Attempts go with their delivery; the kept ones keep theirs (the pending one has none).
+    expect(await existing('webhook_attempts', [...old, ...kept])).toEqual(
+      kept.filter((id) => id !== kept[2]).sort(),
+    );
+  });
+
+  it('finds them through the partial index of finished deliveries', async () => {
+    const plan = await planWithoutSeqScan(
+      db,
+      `SELECT id FROM webhook_deliveries
+        WHERE status IN ('delivered', 'dead') AND created_at < now() - make_interval(days => 30)
+        ORDER BY created_at LIMIT 5000`,
+    );
+    expect(plan).toContain('webhook_deliveries_finished_idx');
+  });
+
+  it('keeps every delivery when the retention is 0', async () => {
+    const keeper = new DeliveryRetention(db, loadEnv({ ...env.env, WEBHOOK_DELIVERY_RETENTION_DAYS: '0' }));
+    keeper.onApplicationBootstrap();
+    try {
+      const id = await delivery('delivered', '10 years');
+      expect(await keeper.prune()).toBe(0);
+      expect(await existing('webhook_deliveries', [id])).toEqual([id]);
+      expect(await existing('webhook_attempts', [id])).toEqual([id]);
+    } finally {
+      await keeper.onApplicationShutdown();
+      await db.query('DELETE FROM webhook_attempts');
+      await db.query('DELETE FROM webhook_deliveries');
+    }
+  });
+});
