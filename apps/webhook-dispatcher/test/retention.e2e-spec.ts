@@ -30,6 +30,24 @@ beforeAll(async () => {
   db = app.get(DataSource);
 });
 
+/** One pass of `retention` while another transaction holds the row of `table` whose `column` is `key`. */
+async function pruneWhileHeld(
+  retention: { prune(): Promise<number> },
+  table: string,
+  column: string,
+  key: string,
+): Promise<number> {
+  const holder = db.createQueryRunner();
+  await holder.startTransaction();
+  try {
+    await holder.query(`SELECT 1 FROM ${table} WHERE ${column} = $1 FOR UPDATE`, [key]);
+    return await retention.prune();
+  } finally {
+    await holder.rollbackTransaction();
+    await holder.release();
+  }
+}
+
 afterAll(async () => {
   await app?.close();
   await env?.teardown();
@@ -61,16 +79,7 @@ describe('inbox retention (WEBHOOK_INBOX_RETENTION_HOURS)', () => {
        FROM generate_series(1, 5001) AS i`,
     );
     // A row another replica's pass holds is skipped, not waited for, and not counted.
-    const holder = db.createQueryRunner();
-    await holder.startTransaction();
-    let deleted: number;
-    try {
-      await holder.query('SELECT 1 FROM received_events WHERE event_id = $1 FOR UPDATE', [old[2]]);
-      deleted = await app.get(InboxRetention).prune();
-    } finally {
-      await holder.rollbackTransaction();
-      await holder.release();
-    }
+    const deleted = await pruneWhileHeld(app.get(InboxRetention), 'received_events', 'event_id', old[2]!);
     expect(deleted).toBe(5003);
     expect(await app.get(InboxRetention).prune()).toBe(1);
     expect(await app.get(InboxRetention).prune()).toBe(0);
@@ -166,16 +175,7 @@ describe('delivery retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
        FROM generate_series(1, 5001) AS i`,
     );
     // A delivery another replica's pass holds is skipped, not waited for, and not counted.
-    const holder = db.createQueryRunner();
-    await holder.startTransaction();
-    let deleted: number;
-    try {
-      await holder.query('SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR UPDATE', [old[2]]);
-      deleted = await app.get(DeliveryRetention).prune();
-    } finally {
-      await holder.rollbackTransaction();
-      await holder.release();
-    }
+    const deleted = await pruneWhileHeld(app.get(DeliveryRetention), 'webhook_deliveries', 'id', old[2]!);
     expect(deleted).toBe(5003);
     expect(await app.get(DeliveryRetention).prune()).toBe(1);
     expect(await app.get(DeliveryRetention).prune()).toBe(0);
