@@ -634,6 +634,12 @@ describe('reading transactions', () => {
     expect(await pageThrough('/transactions?take=1&type=Deposit', (t) => t.transactionId!)).toEqual(
       [...deposits].reverse(),
     );
+    // A cursor naming another tenant's row is placed by its own time: that row is not read.
+    const foreign = (await other.post('/vaults', { externalId: 'ms-foreign', name: 'x' }).expect(201)).body
+      .id;
+    await sql(h, `UPDATE vaults SET created_at = '2025-01-01T00:00:00Z' WHERE id = $1`, [foreign]);
+    const forged = Buffer.from(`2100-01-01T00:00:00.000Z|${foreign}`).toString('base64url');
+    expect((await own.get(`/vaults?take=10&cursor=${forged}`).expect(200)).body.items).toHaveLength(4);
   });
 
   it('GET /transactions: default 20, cursor pages in createdAt desc, filters, 400 above 200, 404 across tenants', async () => {

@@ -22,21 +22,29 @@ export function decodeCursor(cursor: string): PageCursor {
   return { createdAt, id };
 }
 
+export interface CursorPlaceholders {
+  /** The cursor's time and id (`$4`, or TypeORM's `:time`). */
+  time: string;
+  id: string;
+  /** The tenant whose rows are listed: a cursor row of another tenant is not read. */
+  tenant?: string;
+}
+
 /**
- * The condition "after the cursor" in `ORDER BY <column> DESC, id DESC`, for `alias` of `table`, with the
- * cursor's time and id at the placeholders `time` and `id` (`$4`, or TypeORM's `:id`). The position is the cursor row's own
- * stored time, read from the table: Postgres keeps microseconds and the cursor only milliseconds, so comparing
- * with the cursor's would skip the rows of the same millisecond that sort after it. The cursor's time is the
- * fallback for a row that no longer exists.
+ * The condition "after the cursor" in `ORDER BY <column> DESC, id DESC`, for `alias` of `table`. The position
+ * is the cursor row's own stored time, read from the table: Postgres keeps microseconds and the cursor only
+ * milliseconds, so comparing with the cursor's would skip the rows of the same millisecond that sort after it.
+ * The cursor's time is the fallback for a row that no longer exists (or is not the tenant's).
  */
 export function afterCursor(
   alias: string,
   table: string,
-  placeholders: { time: string; id: string },
+  placeholders: CursorPlaceholders,
   column = 'created_at',
 ): string {
-  const { time, id } = placeholders;
+  const { time, id, tenant } = placeholders;
+  const own = tenant ? ` AND c."tenant_id" = ${tenant}` : '';
   return `(${alias}."${column}", ${alias}."id") < (
-    COALESCE((SELECT c."${column}" FROM "${table}" c WHERE c."id" = ${id}::uuid), ${time}::timestamptz),
+    COALESCE((SELECT c."${column}" FROM "${table}" c WHERE c."id" = ${id}::uuid${own}), ${time}::timestamptz),
     ${id}::uuid)`;
 }

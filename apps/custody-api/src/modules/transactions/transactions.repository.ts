@@ -126,6 +126,7 @@ export class TransactionsRepository {
         afterCursor('t', 'transactions', {
           time: `$${params.length - 1}`,
           id: `$${params.length}`,
+          tenant: '$1',
         }),
       );
     }

@@ -92,7 +92,7 @@ export class VaultsRepository {
     let where = '';
     if (after) {
       params.push(after.createdAt, after.id);
-      where = `AND ${afterCursor('v', 'vaults', { time: '$4', id: '$5' })}`;
+      where = `AND ${afterCursor('v', 'vaults', { time: '$4', id: '$5', tenant: '$1' })}`;
     }
     return this.db.query(
       `SELECT ${VAULT_COLUMNS} FROM "vaults" v WHERE v."tenant_id" = $1 AND v."environment" = $2 ${where}
