@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
 import { loadEnv } from '../src/config/env';
 import { databaseOptions } from '../src/database/database';
+import { DeliveriesRepository } from '../src/modules/deliveries/deliveries.repository';
 import { DeliveryRetention } from '../src/modules/deliveries/delivery-retention';
 import { InboxRetention } from '../src/modules/events/inbox-retention';
 import { planWithoutSeqScan } from './support/harness';
@@ -209,5 +210,40 @@ describe('delivery retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
       await db.query('DELETE FROM webhook_attempts');
       await db.query('DELETE FROM webhook_deliveries');
     }
+  });
+});
+
+/** A version 7 UUID carrying `ms` (the layout of timeOrderedId and uuidv7()). */
+function idAt(ms: number): string {
+  const random = randomUUID().replace(/-/g, '');
+  const variant = ((parseInt(random[16]!, 16) & 3) | 8).toString(16);
+  const hex = `${ms.toString(16).padStart(12, '0')}7${random.slice(13, 16)}${variant}${random.slice(17)}`;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+describe('the delivery list across a retention pass', () => {
+  it('a cursor whose delivery was deleted since goes on from the time its id carries', async () => {
+    const tenant = `list-${randomUUID()}`;
+    const start = Date.parse('2026-06-01T12:00:00.000Z');
+    const ids = [0, 100, 200, 300].map((offset) => idAt(start + offset));
+    for (let i = 0; i < ids.length; i++)
+      await db.query(
+        `INSERT INTO webhook_deliveries (id, event_id, endpoint_id, tenant_id, source, event_type, entity_type,
+           entity_id, payload, status, attempt_count, occurred_at, created_at)
+         VALUES ($1, gen_random_uuid(), gen_random_uuid(), $2, 'custody', 'wallet.created', 'wallet', 'w', '{}',
+           'delivered', 1, $3::timestamptz, $3::timestamptz)`,
+        [ids[i], tenant, new Date(start + i * 100).toISOString()],
+      );
+    const list = (cursor?: string) =>
+      app.get(DeliveriesRepository).list(tenant, 'custody', { pageSize: 2, ...(cursor ? { cursor } : {}) });
+    const idsOf = (rows: Awaited<ReturnType<typeof list>>) =>
+      rows === 'bad-cursor' ? rows : rows.map((r) => r.id);
+    expect(idsOf(await list())).toEqual([ids[3], ids[2], ids[1]]); // pageSize + 1: the service cuts the last
+    expect(idsOf(await list(ids[2]))).toEqual([ids[1], ids[0]]);
+    // The retention deletes the cursor's delivery between two pages.
+    await db.query('DELETE FROM webhook_deliveries WHERE id = $1', [ids[2]]);
+    expect(idsOf(await list(ids[2]))).toEqual([ids[1], ids[0]]);
+    // An id that is not time-ordered and names no delivery of the tenant is still a bad cursor.
+    expect(await list(randomUUID())).toBe('bad-cursor');
   });
 });

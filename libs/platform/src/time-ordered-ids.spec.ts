@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { POSTGRES_URL } from '../test/outbox-data-source';
-import { CREATE_UUIDV7, DROP_UUIDV7, timeOrderedId } from './time-ordered-ids';
+import { CREATE_UUIDV7, DROP_UUIDV7, timeOfOrderedId, timeOrderedId } from './time-ordered-ids';
 
 /** RFC 9562 version 7: the version nibble 7, the variant bits 10. */
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** The Unix milliseconds in an id's first 48 bits. */
-const millis = (id: string): number => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+const millis = (id: string): number => timeOfOrderedId(id)!.getTime();
 
 describe('timeOrderedId (decision 0432)', () => {
   it('makes version 7 UUIDs that carry the time and increase, within one millisecond too', () => {
@@ -18,6 +18,20 @@ describe('timeOrderedId (decision 0432)', () => {
     expect(millis(ids[ids.length - 1]!)).toBeLessThanOrEqual(after);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe('timeOfOrderedId', () => {
+  it('reads the millisecond a version 7 id carries, and nothing from any other id', () => {
+    const before = Date.now();
+    const at = timeOfOrderedId(timeOrderedId())!.getTime();
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(Date.now());
+    expect(timeOfOrderedId('01890a5d-ac96-774b-bcce-b302099a8057')!.toISOString()).toBe(
+      '2023-06-30T03:34:18.518Z',
+    );
+    expect(timeOfOrderedId(randomUUID())).toBeNull();
+    expect(timeOfOrderedId('not-a-uuid')).toBeNull();
   });
 });
 

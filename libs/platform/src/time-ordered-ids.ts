@@ -8,6 +8,13 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 export const timeOrderedId = (): string => v7();
 
+/** The time a version 7 UUID carries (its first 48 bits, Unix milliseconds); null for any other id. */
+export function timeOfOrderedId(id: string): Date | null {
+  const hex = id.replace(/-/g, '');
+  if (!/^[0-9a-f]{32}$/i.test(hex) || hex[12] !== '7') return null;
+  return new Date(parseInt(hex.slice(0, 12), 16));
+}
+
 /**
  * `uuidv7()` for statements that make their ids in SQL: the same layout, with the milliseconds from
  * clock_timestamp() and the other 74 bits from gen_random_uuid(), whose version nibble becomes 7 (bits 52 and 53

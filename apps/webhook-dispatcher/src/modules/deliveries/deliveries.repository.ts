@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { DeliveryStatus, WebhookEventPayload } from '@tessera/contracts';
-import { Batcher, isDataError, type PreparedQuery, preparedQuery, sqlState } from '@tessera/platform';
+import {
+  Batcher,
+  isDataError,
+  type PreparedQuery,
+  preparedQuery,
+  sqlState,
+  timeOfOrderedId,
+} from '@tessera/platform';
 import { DataSource } from 'typeorm';
 import { WebhookAttemptEntity } from './entities/webhook-attempt.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
@@ -291,14 +298,28 @@ export class DeliveriesRepository {
       .take(opts.pageSize + 1);
     if (opts.status) qb.andWhere('d.status = :status', { status: opts.status });
     if (opts.cursor) {
-      const exists = await this.find(tenantId, source, opts.cursor);
-      if (!exists) return 'bad-cursor';
-      qb.andWhere(
-        '(d.created_at, d.id) < (SELECT c.created_at, c.id FROM webhook_deliveries c WHERE c.id = :cursor)',
-        { cursor: opts.cursor },
-      );
+      const at = await this.cursorTime(tenantId, source, opts.cursor);
+      if (!at) return 'bad-cursor';
+      qb.andWhere('(d.created_at, d.id) < (CAST(:at AS timestamptz), CAST(:cursor AS uuid))', {
+        at,
+        cursor: opts.cursor,
+      });
     }
     return qb.getMany();
+  }
+
+  /**
+   * Where a page cursor (the last delivery of the page before) stands: its row's `created_at`, to the
+   * microsecond. A delivery the retention deleted since (decision 0433) stands at the time its version 7 id
+   * carries, so a walk through the oldest pages goes on; an unknown id of another version is a bad cursor.
+   */
+  private async cursorTime(tenantId: string, source: string, cursor: string): Promise<string | null> {
+    const rows: { at: string }[] = await this.dataSource.query(
+      `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at
+         FROM webhook_deliveries WHERE id = $1 AND tenant_id = $2 AND source = $3`,
+      [cursor, tenantId, source],
+    );
+    return rows[0]?.at ?? timeOfOrderedId(cursor)?.toISOString() ?? null;
   }
 
   find(tenantId: string, source: string, id: string): Promise<WebhookDeliveryEntity | null> {
