@@ -20,6 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { compare, comparisonTable } from './lib/ab-compare.mjs';
 import { root } from './lib/proc.mjs';
+import { benchFingerprint } from './lib/provenance.mjs';
 import { progress } from './lib/report.mjs';
 
 const USAGE = `usage: pnpm bench:ab --base REF [--head REF] [--pairs N] [--out FILE] -- [pnpm bench options]
@@ -157,17 +158,8 @@ const base = values.base
 const head = values.head
   ? commitArm('head', values.head)
   : checkoutArm('head', values['head-dir'] ? resolve(values['head-dir']) : root, !values['head-dir']);
-// One checkout as both arms runs one bench, whatever it holds; otherwise compare the base commit with the head.
-const benchDiffers =
-  base.dir !== head.dir && (base.commit !== head.commit || head.dirty)
-    ? spawnSync(
-        'git',
-        ['diff', '--quiet', base.commit, ...(head.dirty ? [] : [head.commit]), '--', 'bench/'],
-        {
-          cwd: head.dir,
-        },
-      ).status !== 0
-    : false;
+// Each arm's bench scripts as they are on disk (a --base-dir or --head-dir with uncommitted changes included).
+const benchDiffers = base.dir !== head.dir && benchFingerprint(base.dir) !== benchFingerprint(head.dir);
 
 const scratch = join(tmpdir(), `tessera-bench-ab-runs-${process.pid}`);
 mkdirSync(scratch, { recursive: true });

@@ -2,11 +2,12 @@
 // in-process AML bench with this checkout as both arms (no worktree: --base-dir and --head-dir).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { compare, comparisonTable } from '../bench/lib/ab-compare.mjs';
+import { benchFingerprint } from '../bench/lib/provenance.mjs';
 
 const root = join(import.meta.dirname, '..');
 
@@ -71,6 +72,28 @@ test('fewer than three pairs get no verdict, however far they agree', () => {
 test('figures missing from any run are left out', () => {
   const empty = { figures: [] };
   assert.deepEqual(compare([{ base: runOf({ ratio: 0.5, cpu: 0.5, p99: 1 }), head: empty }]), []);
+});
+
+test('whether the arms’ bench scripts differ is read from their files on disk, uncommitted changes included', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-fingerprint-'));
+  try {
+    const [a, b] = ['a', 'b'].map((arm) => {
+      cpSync(join(root, 'bench'), join(dir, arm, 'bench'), {
+        recursive: true,
+        filter: (path) => !path.includes(join('bench', 'results')),
+      });
+      return join(dir, arm);
+    });
+    assert.equal(benchFingerprint(a), benchFingerprint(b));
+    // Results are not code.
+    mkdirSync(join(b, 'bench/results'), { recursive: true });
+    writeFileSync(join(b, 'bench/results/latest.json'), '{}');
+    assert.equal(benchFingerprint(a), benchFingerprint(b));
+    appendFileSync(join(b, 'bench/lib/load.mjs'), '\n// an uncommitted edit\n');
+    assert.notEqual(benchFingerprint(a), benchFingerprint(b));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('pnpm bench:ab runs alternating pairs and prints one comparison table', { timeout: 120_000 }, () => {

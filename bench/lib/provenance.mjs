@@ -2,8 +2,31 @@
 // (commit, and whether the tree had changes), the machine, and the versions and durability settings of the
 // Postgres and Redis the benches ran against. Printed under the table's header and kept in latest.json.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { cpus, freemem, release, totalmem } from 'node:os';
 import { ADMIN_URL, REDIS_URL, requireFrom, root } from './proc.mjs';
+
+/**
+ * A digest of the bench scripts of the checkout at `dir` as they are on disk (bench/, results left out),
+ * uncommitted changes included: two checkouts whose digests agree measure with the same code.
+ */
+export function benchFingerprint(dir) {
+  const bench = join(dir, 'bench');
+  const hash = createHash('sha256');
+  const files = readdirSync(bench, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(bench, join(entry.parentPath ?? entry.path, entry.name)))
+    .filter((file) => file.split(/[\\/]/)[0] !== 'results')
+    .sort();
+  for (const file of files)
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(bench, file)))
+      .update('\0');
+  return hash.digest('hex');
+}
 
 /** The Postgres settings that move write figures: durability and memory. */
 export const PG_SETTINGS = [
