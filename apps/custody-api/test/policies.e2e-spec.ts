@@ -7,7 +7,7 @@ import request from 'supertest';
 import { StuckTransactionSweeper } from '../src/modules/transactions/stuck-transaction-sweeper';
 import {
   admin,
-  ALL_SCOPES,
+  BASIC_SCOPES,
   ASSETS,
   client,
   type Client,
@@ -71,7 +71,7 @@ beforeAll(async () => {
   h = await startHarness({ CUSTODY_APPROVAL_EXPIRY_INTERVAL_MS: '100', CHAIN_SIM_FAIL_DESTINATIONS: OTHER });
   tenantId = await createTenant(h.api);
   requesterKey = await createKey(h.api, tenantId, {
-    scopes: [...ALL_SCOPES, 'sandbox:write', 'policies:read', 'withdrawals:approve'],
+    scopes: [...BASIC_SCOPES, 'sandbox:write', 'policies:read', 'withdrawals:approve'],
   });
   api = client(h.api, requesterKey);
   for (let i = 0; i < 3; i++) {
@@ -532,7 +532,7 @@ describe('approvals', () => {
 
   it('a quorum the named approvers other than the requester cannot reach is refused (nothing created)', async () => {
     const requesterApprover = await createKey(h.api, tenantId, {
-      scopes: [...ALL_SCOPES, 'withdrawals:approve'],
+      scopes: [...BASIC_SCOPES, 'withdrawals:approve'],
     });
     await setPolicy({
       approvals: [

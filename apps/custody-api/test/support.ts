@@ -24,7 +24,8 @@ export const ASSETS = {
   XRP: 'a0000000-0000-4000-8000-000000000004',
 };
 
-export const ALL_SCOPES = [
+/** The scopes of a plain partner key (no approvals, policies or webhooks); createKey adds sandbox:write to test keys. */
+export const BASIC_SCOPES = [
   'vaults:read',
   'vaults:write',
   'wallets:read',
@@ -110,7 +111,7 @@ export async function createKey(
   const res = await admin(app)
     .post(`/admin/tenants/${tenantId}/keys`, {
       environment: opts.environment ?? 'test',
-      scopes: opts.scopes ?? [...ALL_SCOPES, ...(opts.environment === 'live' ? [] : ['sandbox:write'])],
+      scopes: opts.scopes ?? [...BASIC_SCOPES, ...(opts.environment === 'live' ? [] : ['sandbox:write'])],
       ...(opts.ipAllowList ? { ipAllowList: opts.ipAllowList } : {}),
     })
     .expect(201);

@@ -1,5 +1,5 @@
 import { type DispatcherProcess, startDispatcherProcess } from '@tessera/testing';
-import { ALL_SCOPES, client, createKey, createTenant, type Harness, startHarness } from './support';
+import { BASIC_SCOPES, client, createKey, createTenant, type Harness, startHarness } from './support';
 
 let h: Harness;
 let dispatcher: DispatcherProcess;
@@ -19,7 +19,7 @@ describe('custody webhook endpoints, served by the real dispatcher over RPC', ()
     const tenant = await createTenant(h.api);
     const api = client(
       h.api,
-      await createKey(h.api, tenant, { scopes: [...ALL_SCOPES, 'webhooks:read', 'webhooks:write'] }),
+      await createKey(h.api, tenant, { scopes: [...BASIC_SCOPES, 'webhooks:read', 'webhooks:write'] }),
     );
 
     const first = await api.put('/webhooks/outbound', { url: 'https://127.0.0.1:9/hooks' }).expect(200);
