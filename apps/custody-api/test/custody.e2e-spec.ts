@@ -2,6 +2,7 @@ import { transactionStatusUpdatedData } from '@tessera/contracts';
 import * as bitcoin from 'bitcoinjs-lib';
 import { getAddress } from 'ethers';
 import {
+  admin,
   ASSETS,
   client,
   type Client,
@@ -551,6 +552,58 @@ describe('transfers and withdrawals', () => {
     const retried = await api.post('/transactions/transfer', body, { 'idempotency-key': key }).expect(201);
     expect(retried.body.amount).toBe('0.5');
     expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ available: '0.5' });
+  });
+
+  it('Idempotency-Key: a replay answers the original response even when its checks would now refuse it', async () => {
+    // A withdrawal to an address-book entry, then the entry deleted: the replay is not "not in the address book".
+    const w = await fundedWallet(api, ASSETS.BTC, '1');
+    // An address no other test puts in the book: a fresh wallet's deposit address.
+    const { depositAddress } = await fundedWallet(api, ASSETS.BTC, undefined);
+    const entry = await api
+      .post('/address-book', { assetId: ASSETS.BTC, address: depositAddress, label: 'replayed' })
+      .expect(201);
+    const withdrawal = { sourceWalletId: w.walletId, destinationAddress: depositAddress, amount: '0.1' };
+    const wKey = newIdempotencyKey();
+    const first = await api
+      .post('/transactions/withdraw', withdrawal, { 'idempotency-key': wKey })
+      .expect(201);
+    await api.delete(`/address-book/${entry.body.id}`).expect(204);
+    const replay = await api
+      .post('/transactions/withdraw', withdrawal, { 'idempotency-key': wKey })
+      .expect(201);
+    expect(replay.body).toEqual(first.body);
+    // Another body under the key is still the mismatch, and a new key is refused by the check as before.
+    const other = await api
+      .post('/transactions/withdraw', { ...withdrawal, amount: '0.2' }, { 'idempotency-key': wKey })
+      .expect(400);
+    expect(other.body.errors).toHaveProperty('Idempotency-Key');
+    const fresh = await api
+      .post('/transactions/withdraw', withdrawal, { 'idempotency-key': newIdempotencyKey() })
+      .expect(400);
+    expect(fresh.body.errors).toHaveProperty('destinationAddress');
+
+    // A transfer, then its asset disabled for the tenant by the operator: the replay still answers the original.
+    const own = client(h.api, await createKey(h.api, tenantId));
+    const a = await fundedWallet(own, ASSETS.USDT, '1');
+    const b = await fundedWallet(own, ASSETS.USDT, undefined);
+    const transfer = { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '0.1' };
+    const tKey = newIdempotencyKey();
+    const created = await own
+      .post('/transactions/transfer', transfer, { 'idempotency-key': tKey })
+      .expect(201);
+    await admin(h.api).post(`/admin/tenants/${tenantId}/assets/${ASSETS.USDT}/disable`).expect(200);
+    try {
+      const again = await own
+        .post('/transactions/transfer', transfer, { 'idempotency-key': tKey })
+        .expect(201);
+      expect(again.body).toEqual(created.body);
+      await own
+        .post('/transactions/transfer', transfer, { 'idempotency-key': newIdempotencyKey() })
+        .expect(400);
+    } finally {
+      await admin(h.api).post(`/admin/tenants/${tenantId}/assets/${ASSETS.USDT}/enable`).expect(200);
+    }
+    expect((await own.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ total: '0.9' });
   });
 
   it('Idempotency-Key: after 24 hours the key is a new request', async () => {

@@ -128,6 +128,17 @@ export class TransactionWriter {
     return this.commits.submit(item);
   }
 
+  /** The response stored under the caller's Idempotency-Key for `endpoint`, while it is within its 24 h. */
+  async stored(caller: Caller, claim: IdempotencyClaim): Promise<StoredResponse | null> {
+    const rows: StoredResponse[] = await this.db.query(
+      `SELECT "request_hash" AS "requestHash", "status_code" AS "statusCode", "response" FROM "idempotency_keys"
+        WHERE "tenant_id" = $1 AND "environment" = $2 AND "endpoint" = $3 AND "key" = $4
+          AND "created_at" > now() - ${IDEMPOTENCY_TTL}`,
+      [caller.tenantId, caller.environment, claim.endpoint, claim.key],
+    );
+    return rows[0] ?? null;
+  }
+
   private async writeBatch(items: NewTransaction[]): Promise<CreateOutcome[]> {
     // Most batches are fresh keys on funded wallets: ONE statement writes them whole, or raises and writes
     // nothing, and the batch then takes the step-by-step transaction below (docs/decisions/0205).

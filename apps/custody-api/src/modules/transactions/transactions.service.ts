@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { HttpException, Injectable } from '@nestjs/common';
 import {
   IDEMPOTENCY_KEY_PATTERN,
   listTransactionsSchema,
@@ -8,6 +8,7 @@ import {
 } from '@tessera/contracts';
 import { badRequest, forbidden, notFound, timeOrderedId } from '@tessera/platform';
 import { createHash } from 'node:crypto';
+import type { z } from 'zod';
 import { parseAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
@@ -30,6 +31,7 @@ import {
 import {
   type NewTransaction,
   type PolicyGate,
+  type IdempotencyClaim,
   type StoredResponse,
   TransactionWriter,
 } from './transaction-writer';
@@ -123,6 +125,14 @@ export class TransactionsService {
     const key = this.idempotencyKey(keyHeader);
     const body = transferSchema.parse(input ?? {});
     const claim = { endpoint: 'transfer', key, requestHash: hashBody(body) };
+    return this.replayingOnRefusal(caller, claim, () => this.createTransfer(caller, body, claim));
+  }
+
+  private async createTransfer(
+    caller: Caller,
+    body: z.infer<typeof transferSchema>,
+    claim: IdempotencyClaim,
+  ): Promise<TransactionResponse> {
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
     const destination = await this.bodyWallet(caller, body.destinationWalletId, 'destinationWalletId');
     if (source.id === destination.id) {
@@ -178,6 +188,14 @@ export class TransactionsService {
     const key = this.idempotencyKey(keyHeader);
     const body = withdrawSchema.parse(input ?? {});
     const claim = { endpoint: 'withdraw', key, requestHash: hashBody(body) };
+    return this.replayingOnRefusal(caller, claim, () => this.createWithdrawal(caller, body, claim));
+  }
+
+  private async createWithdrawal(
+    caller: Caller,
+    body: z.infer<typeof withdrawSchema>,
+    claim: IdempotencyClaim,
+  ): Promise<TransactionResponse> {
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
     const asset = (await this.assets.find(source.assetId))!;
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'sourceWalletId');
@@ -254,6 +272,27 @@ export class TransactionsService {
       [{ walletId: wallet.id, transactionId: record.id, kind: 'deposit-pending', pending: units }],
       [balanceUpdatedEvent(caller.tenantId, wallet.vaultId, asset.id)],
     );
+  }
+
+  /**
+   * Runs a create that its checks before the write (wallets, the asset enabled, the address book) may refuse.
+   * When a request is refused while its Idempotency-Key holds a stored response, it answers that response (or
+   * the body mismatch) instead: "same key and same body returns the original response", whatever changed since
+   * the first call (an address-book entry deleted, an asset disabled). Nothing is looked up unless it is refused.
+   */
+  private async replayingOnRefusal(
+    caller: Caller,
+    claim: IdempotencyClaim,
+    create: () => Promise<TransactionResponse>,
+  ): Promise<TransactionResponse> {
+    try {
+      return await create();
+    } catch (err) {
+      if (!(err instanceof HttpException) || err.getStatus() >= 500) throw err;
+      const stored = await this.writer.stored(caller, claim);
+      if (!stored) throw err;
+      return this.storedOrMismatch(stored, claim.requestHash);
+    }
   }
 
   private storedOrMismatch(stored: StoredResponse, requestHash: string): TransactionResponse {
