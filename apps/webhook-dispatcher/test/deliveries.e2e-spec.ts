@@ -308,6 +308,36 @@ describe('webhook deliveries over HTTPS', () => {
     });
   });
 
+  it('delivers address-book.changed (a notification outside the catalog) only to an endpoint that lists it', async () => {
+    // "Every type" is every catalog type: the contract's envelope has entityType transaction, wallet or balance.
+    await configure('/every', null);
+    const notification = event({ eventType: 'address-book.changed', entityType: 'address-book' });
+    const catalogued = event({ eventType: 'wallet.created' });
+    await enqueue(app, notification);
+    await enqueue(app, catalogued);
+    await waitFor(
+      () => receiver.at('/every'),
+      (r) => r.some((req) => JSON.parse(req.rawBody).eventType === 'wallet.created'),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.at('/every').map((req) => JSON.parse(req.rawBody).eventType)).not.toContain(
+      'address-book.changed',
+    );
+    expect(
+      await db.query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [notification.eventId]),
+    ).toEqual([]);
+    // Listed by name, it is accepted and delivered.
+    await configure('/every', ['address-book.changed']);
+    const listed = event({ eventType: 'address-book.changed', entityType: 'address-book' });
+    await enqueue(app, listed);
+    const reqs = await waitFor(
+      () =>
+        receiver.at('/every').filter((req) => JSON.parse(req.rawBody).eventType === 'address-book.changed'),
+      (r) => r.length === 1,
+    );
+    expect(JSON.parse(reqs[0]!.rawBody).entityType).toBe('address-book');
+  });
+
   it('sends a signed webhook.test on demand', async () => {
     const { signingSecret } = await configure('/test-event');
     const reply = await rpc(app, WEBHOOK_RPC.SEND_TEST, scope);

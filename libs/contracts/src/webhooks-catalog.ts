@@ -215,6 +215,35 @@ export function catalogEntry(source: WebhookSource, eventType: string): CatalogE
   return WEBHOOK_CATALOG[source].find((e) => e.eventType === eventType);
 }
 
+/**
+ * Notifications a source emits that are not in its catalog (the custody contract names address-book changes
+ * but gives them no catalog entry, and its envelope's entityType is transaction, wallet or balance). An
+ * endpoint gets one only when it lists it in `subscribedEventTypes`; "every type" means the catalog's.
+ */
+export const WEBHOOK_NOTIFICATIONS: Record<WebhookSource, readonly string[]> = {
+  custody: ['address-book.changed'],
+  verification: [],
+};
+
+const catalogTypes: Record<WebhookSource, ReadonlySet<string>> = {
+  custody: new Set(WEBHOOK_CATALOG.custody.map((e) => e.eventType)),
+  verification: new Set(WEBHOOK_CATALOG.verification.map((e) => e.eventType)),
+};
+
+/** Whether an endpoint subscribed to `subscribed` (null: every catalog type) gets events of `eventType`. */
+export function subscribesTo(
+  source: WebhookSource,
+  subscribed: readonly string[] | null,
+  eventType: string,
+): boolean {
+  return subscribed ? subscribed.includes(eventType) : catalogTypes[source].has(eventType);
+}
+
+/** Whether `subscribedEventTypes` may name `eventType`: a catalog type or a notification of the source. */
+export function isSubscribable(source: WebhookSource, eventType: string): boolean {
+  return catalogTypes[source].has(eventType) || WEBHOOK_NOTIFICATIONS[source].includes(eventType);
+}
+
 const ENVELOPE_JSON_SCHEMA = z.toJSONSchema(webhookEnvelope, { io: 'input', unrepresentable: 'any' });
 
 /** The catalog as served to partners: JSON Schema for each payload. */

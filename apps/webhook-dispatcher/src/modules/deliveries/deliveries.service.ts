@@ -8,6 +8,7 @@ import {
   type WebhookSource,
   WEBHOOK_TEST_EVENT,
   type listDeliveriesQuery,
+  subscribesTo,
 } from '@tessera/contracts';
 import { APP_CONFIG, badRequest, conflict, notFound, timeOrderedId } from '@tessera/platform';
 import type { z } from 'zod';
@@ -99,8 +100,7 @@ export class DeliveriesService implements OnModuleDestroy {
   async handleEvent(event: WebhookEventPayload): Promise<HandledEvent> {
     const endpoint = await this.endpoints.active(event.tenantId, event.source);
     const subscribed =
-      endpoint !== null &&
-      (!endpoint.subscribedEventTypes || endpoint.subscribedEventTypes.includes(event.eventType));
+      endpoint !== null && subscribesTo(event.source, endpoint.subscribedEventTypes, event.eventType);
     if (!subscribed) {
       const { recorded } = await this.deliveries.arrive({ inbox: event, delivery: null, leaseMs: 0 });
       return { recorded, delivery: 'skipped' };

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { generateWebhookSecret, SecretBox } from '@tessera/auth';
 import {
-  catalogEntry,
+  isSubscribable,
   publicCatalog,
   type WebhookConfiguration,
   type WebhookSource,
@@ -57,7 +57,7 @@ export class EndpointsService {
       throw err;
     }
     const types = body.subscribedEventTypes ?? null;
-    const unknown = (types ?? []).filter((t) => !catalogEntry(source, t));
+    const unknown = (types ?? []).filter((t) => !isSubscribable(source, t));
     if (unknown.length > 0) {
       throw badRequest('Unknown event types', {
         subscribedEventTypes: unknown.map((t) => `unknown event type: ${t}`),
