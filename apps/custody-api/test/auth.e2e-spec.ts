@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { computeRequestSignature, signRequest } from '@tessera/auth';
 import { TEST_ADMIN_TOKEN, TEST_MASTER_KEY } from '@tessera/testing';
+import Redis from 'ioredis';
 import request from 'supertest';
 import {
   admin,
@@ -154,11 +155,40 @@ describe('signed requests', () => {
     }
   });
 
-  it('401 on replay: the second use of one signature says it was already used', async () => {
+  it('accepts a timestamp up to 30 s off, either way, in seconds or milliseconds', async () => {
+    for (const offset of [-29_000, 29_000]) {
+      for (const timestamp of [
+        String(Date.now() + offset),
+        String(Math.floor((Date.now() + offset) / 1000)),
+      ]) {
+        const headers = signRequest(key.apiKey, key.apiSecret, {
+          method: 'GET',
+          pathWithQuery: '/assets',
+          timestamp,
+        });
+        await http().get('/assets').set(headers).expect(200);
+      }
+    }
+  });
+
+  it('401 on replay: the second use of one signature says it was already used, for the next 60 s', async () => {
     const headers = signRequest(key.apiKey, key.apiSecret, { method: 'GET', pathWithQuery: '/assets' });
     await http().get('/assets').set(headers).expect(200);
     const replay = await http().get('/assets').set(headers).expect(401);
     expect(replay.body.message).toMatch(/already been used/);
+    // The (key, timestamp, signature) tuple is kept for 60 s: longer than a timestamp stays within the drift.
+    const redis = new Redis(h.env.env.REDIS_URL!);
+    try {
+      const [stored] = await redis.keys(
+        `${h.env.env.QUEUE_PREFIX}*replay:${key.apiKey}:${headers['x-timestamp']}:*`,
+      );
+      expect(stored).toBeDefined();
+      const ttl = await redis.ttl(stored!);
+      expect(ttl).toBeGreaterThan(55);
+      expect(ttl).toBeLessThanOrEqual(60);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('403 when the key lacks the endpoint scope', async () => {

@@ -536,6 +536,19 @@ describe('transfers and withdrawals', () => {
       total: '0.9',
       available: '0.8',
     });
+    // Another tenant's request under the same key is its own: a transaction of its own, not this tenant's answer.
+    const c = await fundedWallet(other, ASSETS.BTC, '1');
+    const d = await fundedWallet(other, ASSETS.BTC, undefined);
+    const theirs = await other
+      .post(
+        '/transactions/transfer',
+        { sourceWalletId: c.walletId, destinationWalletId: d.walletId, amount: '0.1' },
+        { 'idempotency-key': key },
+      )
+      .expect(201);
+    expect(theirs.body.transactionId).not.toBe(first.body.transactionId);
+    expect(theirs.body.sourceWalletId).toBe(c.walletId);
+    expect((await other.get(`/wallets/${c.walletId}/balance`)).body).toMatchObject({ total: '0.9' });
   });
 
   it('Idempotency-Key: a request refused for insufficient balance reserves nothing; the key works once funded', async () => {

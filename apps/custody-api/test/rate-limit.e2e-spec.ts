@@ -79,3 +79,31 @@ describe('rate limits (sliding window, 4 segments of 15 s)', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(40);
   });
 });
+
+describe("the contract's default limits (120 a minute per key, 60 per IP when anonymous)", () => {
+  let defaults: Harness;
+  beforeAll(async () => {
+    // The harness lifts the per-key limit for the other suites; unset here, the configuration's default applies.
+    defaults = await startHarness(
+      { CUSTODY_RATE_LIMIT_PER_KEY: undefined as unknown as string },
+      { worker: false },
+    );
+  });
+  afterAll(() => defaults?.close());
+
+  it('a key gets 120 requests a minute, then 429', async () => {
+    const keyed = client(defaults.api, await createKey(defaults.api, await createTenant(defaults.api)));
+    const statuses: number[] = [];
+    for (let i = 0; i < 121; i++) statuses.push((await keyed.get('/assets')).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(120);
+    expect(statuses[120]).toBe(429);
+  });
+
+  it('an address gets 60 anonymous requests a minute, then 429', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 61; i++)
+      statuses.push((await request(defaults.api.getHttpServer()).get('/health')).status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(60);
+    expect(statuses[60]).toBe(429);
+  });
+});
