@@ -1,5 +1,17 @@
-import { type DispatcherProcess, startDispatcherProcess } from '@tessera/testing';
-import { BASIC_SCOPES, client, createKey, createTenant, type Harness, startHarness } from './support';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { verifyWebhookBody } from '@tessera/auth';
+import { type DispatcherProcess, makeCertificate, startDispatcherProcess } from '@tessera/testing';
+import {
+  ASSETS,
+  BASIC_SCOPES,
+  client,
+  createKey,
+  createTenant,
+  type Harness,
+  startHarness,
+  waitFor,
+} from './support';
 
 let h: Harness;
 let dispatcher: DispatcherProcess;
@@ -56,4 +68,86 @@ describe('custody webhook endpoints, served by the real dispatcher over RPC', ()
     const res = await api.put('/webhooks/outbound', { url: 'http://127.0.0.1:9/hooks' }).expect(400);
     expect(typeof res.body.message).toBe('string');
   });
+});
+
+/**
+ * End to end, as a partner sees it: a sandbox deposit through custody's API, its events relayed by the
+ * worker's outbox relay, delivered by the real dispatcher to an HTTPS receiver, signed with the endpoint's
+ * secret.
+ */
+describe('custody events reach a partner receiver', () => {
+  let full: Harness;
+  let fullDispatcher: DispatcherProcess;
+  let receiver: Server;
+  const received: { headers: Record<string, unknown>; rawBody: string }[] = [];
+
+  beforeAll(async () => {
+    const certificate = makeCertificate();
+    receiver = createServer({ key: certificate.key, cert: certificate.cert }, (req, res) => {
+      let rawBody = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (rawBody += chunk));
+      req.on('end', () => {
+        received.push({ headers: req.headers, rawBody });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    full = await startHarness({});
+    fullDispatcher = await startDispatcherProcess({ ...full.env.env, WEBHOOK_CA_FILE: certificate.certFile });
+  }, 60_000);
+
+  afterAll(async () => {
+    await fullDispatcher?.stop();
+    await full?.close();
+    receiver?.closeAllConnections();
+    receiver?.close();
+  });
+
+  it('a deposit arrives as transaction.created, its status updates up to Completed, and balance.updated', async () => {
+    const tenant = await createTenant(full.api);
+    const api = client(
+      full.api,
+      await createKey(full.api, tenant, { scopes: [...BASIC_SCOPES, 'webhooks:write', 'sandbox:write'] }),
+    );
+    const url = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    const { signingSecret } = (await api.put('/webhooks/outbound', { url }).expect(200)).body;
+    const vault = (await api.post('/vaults', { externalId: 'e2e-hooks', name: 'E2E' }).expect(201)).body;
+    const wallet = (await api.post(`/vaults/${vault.id}/wallets`, { assetId: ASSETS.BTC }).expect(201)).body;
+    const deposit = (
+      await api.post('/sandbox/deposits', { walletId: wallet.walletId, amount: '0.25' }).expect(201)
+    ).body;
+
+    const events = () =>
+      received
+        .filter((r) => verifyWebhookBody(signingSecret, r.rawBody, String(r.headers['x-webhook-signature'])))
+        .map(
+          (r) =>
+            JSON.parse(r.rawBody) as { eventType: string; entityId: string; data: Record<string, unknown> },
+        );
+    const mine = await waitFor(
+      async () => events().filter((e) => e.entityId === deposit.transactionId),
+      (list) =>
+        list.some((e) => e.eventType === 'transaction.status.updated' && e.data.status === 'Completed'),
+      30_000,
+    );
+    expect(mine.find((e) => e.eventType === 'transaction.created')?.data).toMatchObject({
+      transactionId: deposit.transactionId,
+      type: 'Deposit',
+      amount: '0.25',
+    });
+    const statuses = mine
+      .filter((e) => e.eventType === 'transaction.status.updated')
+      .map((e) => e.data.status);
+    expect(statuses).toContain('Completed');
+    expect(events().some((e) => e.eventType === 'wallet.created' && e.entityId === wallet.walletId)).toBe(
+      true,
+    );
+    expect(
+      events().some((e) => e.eventType === 'balance.updated' && e.entityId === `${vault.id}:${ASSETS.BTC}`),
+    ).toBe(true);
+    // Every request the receiver got for this tenant was signed with its secret.
+    expect(received.length).toBeGreaterThan(0);
+    expect(events()).toHaveLength(received.length);
+  }, 60_000);
 });
