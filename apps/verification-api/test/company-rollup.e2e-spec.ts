@@ -149,6 +149,30 @@ describe('company roll-up', () => {
     expect(envelope.data).toMatchObject({ externalUserId: 'co-a', levelName: 'KYB_FULL', sandbox: true });
   });
 
+  it('removing the row of the last open child closes the parent: companyChildrenCompleted, status pending', async () => {
+    const [first] = await companyWithTwoChildren('co-removed');
+    await review(first, { reviewAnswer: 'GREEN' }).expect(200);
+    const open = await api().get('/v1/applicants/co-removed').set(auth()).expect(200);
+    expect(open.body.status).toBe('awaiting_user');
+    // The second owner turns out not to be one: the partner removes the row; its child leaves the roll-up.
+    await api().delete('/v1/applicants/co-removed/ubos/1').set(auth()).expect(200);
+    const parent = await api().get('/v1/applicants/co-removed').set(auth()).expect(200);
+    expect(parent.body.status).toBe('pending');
+    const structure = await api().get('/v1/applicants/co-removed/company-structure').set(auth()).expect(200);
+    expect(structure.body.allChildrenComplete).toBe(true);
+    await until(
+      () => deliveries('companyChildrenCompleted', 'co-removed').size,
+      (n) => n === 1,
+    );
+    // Removing the finished child's row afterwards changes nothing and sends nothing again.
+    await api().delete('/v1/applicants/co-removed/ubos/0').set(auth()).expect(200);
+    const outbox = await h.sql(
+      "SELECT 1 FROM outbox WHERE event_type = 'companyChildrenCompleted' AND entity_id = $1",
+      [parent.body.id],
+    );
+    expect(outbox).toHaveLength(1);
+  });
+
   it('a child reset and reviewed again does not fire companyChildrenCompleted a second time', async () => {
     const [first, second] = await companyWithTwoChildren('co-again');
     await review(first, { reviewAnswer: 'GREEN' }).expect(200);

@@ -7,6 +7,6 @@ import { ReviewsService } from './reviews.service';
 @Module({
   imports: [ProductsModule, LevelsModule],
   providers: [ReviewsRepository, ReviewsService],
-  exports: [ReviewsService],
+  exports: [ReviewsService, ReviewsRepository],
 })
 export class ReviewsModule {}

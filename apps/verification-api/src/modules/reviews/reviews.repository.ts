@@ -273,16 +273,17 @@ export class ReviewsRepository {
       },
     ]);
     if (applicant.parentApplicantId && !TERMINAL_STATUSES.includes(applicant.status)) {
-      await this.rollUpParent(manager, applicant.parentApplicantId);
+      await this.rollUpCompany(manager, applicant.parentApplicantId);
     }
   }
 
   /**
    * Contract: the parent company verification is closed when every spawned child is terminal. Runs when a
-   * child becomes terminal; the parent leaves `awaiting_user` (for `pending`) and `companyChildrenCompleted`
-   * goes out. The parent's row lock serialises siblings completing at the same time.
+   * child becomes terminal, and when a UBO row is removed (its child leaves the roll-up, so the children left
+   * may all be terminal); the parent leaves `awaiting_user` (for `pending`) and `companyChildrenCompleted` goes
+   * out. The parent's row lock serialises siblings completing at the same time.
    */
-  private async rollUpParent(manager: EntityManager, parentId: string): Promise<void> {
+  async rollUpCompany(manager: EntityManager, parentId: string): Promise<void> {
     const parent = await this.lockApplicant(manager, parentId);
     if (!parent) return;
     const [counts] = await manager.query<{ spawned: number; open: number }[]>(

@@ -154,14 +154,25 @@ export class UbosRepository {
     });
   }
 
-  /** Marks the row removed (its index stays taken). A spawned child keeps existing, outside the roll-up. */
-  async remove(parentId: string, uboIndex: number): Promise<UboRow | undefined> {
-    const rows: unknown[] = await this.dataSource.query(
-      `UPDATE ubos SET removed = true, updated_at = now()
-        WHERE parent_applicant_id = $1 AND ubo_index = $2 RETURNING id`,
-      [parentId, uboIndex],
-    );
-    return rows.length > 0 ? this.find(parentId, uboIndex) : undefined;
+  /**
+   * Marks the row removed (its index stays taken). A spawned child keeps existing, outside the roll-up; `then`
+   * runs in the same transaction (the company's roll-up, which the removal may complete).
+   */
+  async remove(
+    parentId: string,
+    uboIndex: number,
+    then: (manager: EntityManager) => Promise<void>,
+  ): Promise<UboRow | undefined> {
+    const removed = await this.dataSource.transaction(async (manager) => {
+      const rows: unknown[] = await manager.query(
+        `UPDATE ubos SET removed = true, updated_at = now()
+          WHERE parent_applicant_id = $1 AND ubo_index = $2 RETURNING id`,
+        [parentId, uboIndex],
+      );
+      if (rows.length > 0) await then(manager);
+      return rows.length > 0;
+    });
+    return removed ? this.find(parentId, uboIndex) : undefined;
   }
 
   async setDeclarations(parentId: string, flags: DeclarationsInput): Promise<void> {

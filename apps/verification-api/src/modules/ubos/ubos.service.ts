@@ -9,6 +9,7 @@ import { RateLimitService } from '../auth/rate-limit.service';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { enabledFields, LevelsService } from '../levels/levels.service';
 import type { PartnerContext } from '../products/products.service';
+import { ReviewsRepository } from '../reviews/reviews.repository';
 import { assertCanVerify, SessionsService } from '../sessions/sessions.service';
 import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/contracts';
 import { type SpawnedChild, type UboRow, UbosRepository } from './ubos.repository';
@@ -45,6 +46,7 @@ export class UbosService {
     private readonly levels: LevelsService,
     private readonly sessions: SessionsService,
     private readonly limits: RateLimitService,
+    private readonly reviews: ReviewsRepository,
     @Inject(APP_CONFIG) env: Env,
   ) {
     this.baseUrl = env.PUBLIC_BASE_URL.replace(/\/+$/, '');
@@ -111,7 +113,12 @@ export class UbosService {
 
   async remove(partner: PartnerContext, externalUserId: string, uboIndex: number | undefined) {
     const parent = await this.company(partner, externalUserId);
-    const row = uboIndex === undefined ? undefined : await this.repository.remove(parent.id, uboIndex);
+    const row =
+      uboIndex === undefined
+        ? undefined
+        : await this.repository.remove(parent.id, uboIndex, (manager) =>
+            this.reviews.rollUpCompany(manager, parent.id),
+          );
     if (!row) throw notFound('UBO row not found');
     return this.toView(row);
   }
