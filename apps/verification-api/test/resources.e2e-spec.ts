@@ -255,6 +255,9 @@ describe('partner resources', () => {
     expect(binary(tail).equals(MP4.subarray(MP4.length - 16))).toBe(true);
     const none = await partner(a.key, path).set('range', `bytes=${MP4.length}-`).expect(416);
     expect(none.headers['content-range']).toBe(`bytes */${MP4.length}`);
+    // An error, so the contract's error shape.
+    expect(none.headers['content-type']).toMatch(/^application\/json/);
+    expect(none.body).toEqual({ message: expect.any(String) });
   });
 
   it('404 for a forged id, an id of another applicant and of another product; 403 for another product’s applicant', async () => {

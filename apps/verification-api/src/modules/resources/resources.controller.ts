@@ -14,9 +14,16 @@ const rangeOf = (request: FastifyRequest): string | undefined =>
 async function relay(reply: FastifyReply, bytes: MediaBytes): Promise<void> {
   reply
     .status(bytes.status)
-    .headers(bytes.headers)
     .header('cache-control', 'private, no-store')
     .header('x-content-type-options', 'nosniff');
+  if (bytes.status === 416) {
+    // An error, so in the contract's error shape: media-store's empty answer keeps only its Content-Range.
+    const contentRange = bytes.headers['content-range'];
+    if (contentRange) reply.header('content-range', contentRange);
+    await reply.send({ message: 'The requested range is not satisfiable' });
+    return;
+  }
+  reply.headers(bytes.headers);
   await reply.send(bytes.body);
 }
 
