@@ -538,14 +538,20 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
         </form>
       );
     default: {
-      // company_docs / company_documents: one capture per required document type, else the minimum count.
+      // company_docs / company_documents: one capture per required document type, then as many more as the
+      // minimum count asks for. Each of those has a document type of its own (other_1, other_2, …): the server
+      // counts the newest upload of each type, so they add up instead of replacing each other.
       const required = session.companyData?.requiredDocuments ?? [];
-      const count =
-        required.length > 0 ? required.length : Math.max(1, session.companyData?.documentsMinRequired ?? 1);
-      const docs =
-        required.length > 0 ? required : Array.from({ length: count }, (_, i) => `document_${i + 1}`);
+      const count = Math.max(1, required.length, session.companyData?.documentsMinRequired ?? 0);
+      const docs = [
+        ...required,
+        ...Array.from({ length: count - required.length }, (_, i) => `other_${i + 1}`),
+      ];
       const names = Object.fromEntries(
-        docs.map((d, i) => [d, required.length > 0 ? readable(d) : `${t('companyDocType')} ${i + 1}`]),
+        docs.map((d, i) => [
+          d,
+          i < required.length ? readable(d) : `${t('companyDocType')} ${i + 1 - required.length}`,
+        ]),
       );
       return (
         <form onSubmit={continueUploads(docs, names)} noValidate>
@@ -561,7 +567,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
               label={names[d]}
               slot="company_doc"
               types={[...PDF_TYPES, ...IMAGE_TYPES]}
-              fields={{ documentType: required.length > 0 ? d : 'other' }}
+              fields={{ documentType: d }}
               uploaded={uploads[d]}
               onUploaded={uploaded(d)}
             />

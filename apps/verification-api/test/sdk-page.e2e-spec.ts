@@ -91,6 +91,13 @@ beforeAll(async () => {
     companyRequiredDocuments: ['certificate_of_incorporation'],
   });
   await h.admin('post', `/products/${productId}/levels`, {
+    name: 'WEB_KYB_MIN',
+    applicantType: 'company',
+    steps: [{ kind: 'company_documents' }],
+    companyRequiredDocuments: ['certificate_of_incorporation'],
+    companyDocumentsMinRequired: 3,
+  });
+  await h.admin('post', `/products/${productId}/levels`, {
     name: 'WEB_DOCS',
     applicantType: 'individual',
     steps: [{ kind: 'identity_doc' }, { kind: 'selfie' }, { kind: 'liveness' }],
@@ -417,6 +424,39 @@ describe('hosted page', () => {
       country: 'DE',
       incorporationDate: '2001-02-03',
     });
+    await context.close();
+  });
+
+  it('company documents: a minimum above the required list asks for more documents, and they all count', async () => {
+    const { url, externalUserId } = await link(
+      'WEB_KYB_MIN',
+      {},
+      { type: 'company', companyName: 'Min Docs Ltd' },
+    );
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    await page.getByRole('button', { name: 'Start' }).click();
+    const slots = ['certificate_of_incorporation', 'other_1', 'other_2'];
+    for (const [i, slot] of slots.entries()) {
+      await page.locator(`#company-${slot}-file`).setInputFiles({
+        name: `document-${i}.pdf`,
+        mimeType: 'application/pdf',
+        buffer: mediaFixture('tiny.pdf'),
+      });
+      await page.locator(`#company-${slot}-status`, { hasText: 'Uploaded' }).waitFor();
+    }
+    await expect(page.locator('input[type=file]').count()).resolves.toBe(3);
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByText('Thank you!').waitFor();
+    // media-store keeps one active upload per slot: the earlier documents are kept as superseded uploads.
+    const docs = await h
+      .http()
+      .get(`/v1/applicants/${externalUserId}/resources?activeOnly=false`)
+      .set(h.auth(key))
+      .expect(200);
+    expect(docs.body.items.map((d: { documentType: string }) => d.documentType).sort()).toEqual(
+      [...slots].sort(),
+    );
     await context.close();
   });
 
