@@ -24,9 +24,15 @@ import {
   walletResponse,
   withdrawSchema,
 } from './custody-api';
-import { CUSTODY_OPERATOR_ROUTES, OPERATOR_RESPONSES } from './custody-operator.openapi';
+import { CUSTODY_OPERATOR_ROUTES } from './custody-operator.openapi';
 import { approveWithdrawalInput, rejectWithdrawalInput, withdrawalPolicyView } from './custody-policies';
-import { named, OpenApiBuilder, type ResponseSpec, type RouteSpec } from './openapi-builder';
+import {
+  named,
+  okResponse as ok,
+  OpenApiBuilder,
+  type ResponseSpec,
+  type RouteSpec,
+} from './openapi-builder';
 import { registerWebhookEvents, registerWebhookRoutes } from './openapi-webhooks';
 
 /**
@@ -36,6 +42,15 @@ import { registerWebhookEvents, registerWebhookRoutes } from './openapi-webhooks
 
 const error = named('Error', custodyError);
 const fail = (description: string): ResponseSpec => ({ description, body: error });
+
+/** A 429: an empty body and an integer Retry-After. */
+const tooMany = (description: string, retryAfter: string): ResponseSpec => ({
+  description,
+  content: {},
+  headers: {
+    'Retry-After': { description: retryAfter, schema: { type: 'integer', minimum: 0 }, required: true },
+  },
+});
 
 const RESPONSES: Record<string, ResponseSpec> = {
   BadRequest: fail(
@@ -49,21 +64,18 @@ const RESPONSES: Record<string, ResponseSpec> = {
   ),
   NotFound: fail('The id is wrong or belongs to another tenant'),
   Conflict: fail('The resource exists already, or its state no longer allows the call: look it up'),
-  TooManyRequests: {
-    description:
-      'Rate limit exceeded (120 per minute per key; 60 per minute per IP when anonymous). Empty body.',
-    content: {},
-    headers: {
-      'Retry-After': {
-        description: 'Seconds to wait (a hint): sleep it, else back off exponentially with jitter up to 30 s',
-        schema: { type: 'integer', minimum: 0 },
-        required: true,
-      },
-    },
-  },
+  TooManyRequests: tooMany(
+    'Rate limit exceeded (120 per minute per key; 60 per minute per IP when anonymous). Empty body.',
+    'Seconds to wait (a hint): sleep it, else back off exponentially with jitter up to 30 s',
+  ),
   ServerError: fail('Server error; retry sparingly'),
   BadGateway: fail('Custody backend failure; retry with back-off'),
-  ...OPERATOR_RESPONSES,
+  // The operator API's own (custody-operator.openapi.ts).
+  OperatorUnauthorized: fail('Missing or wrong `Authorization: Bearer $ADMIN_TOKEN`'),
+  OperatorTooManyRequests: tooMany(
+    'Too many wrong operator tokens from this IP (CUSTODY_AUTH_FAILURES_PER_IP a minute). Empty body.',
+    'Seconds until the window lets a token be tried again',
+  ),
 };
 
 /** What every signed call can answer besides its own codes. */
@@ -74,11 +86,6 @@ const SIGNED = {
   500: 'ServerError',
   502: 'BadGateway',
 };
-
-const ok = (description: string, name: string, schema: z.ZodType): ResponseSpec => ({
-  description,
-  body: named(name, schema),
-});
 
 const id = (description: string) => z.object({ id: z.string().uuid().describe(description) });
 const vaultId = z.object({ vaultId: z.string().uuid() });

@@ -5,7 +5,6 @@ import {
   reconciliationRun,
   reconciliationRunPage,
 } from './custody';
-import { custodyError } from './custody-api';
 import {
   createdKeyResponse,
   createKeyInput,
@@ -17,36 +16,13 @@ import {
   tenantResponse,
 } from './custody-operator';
 import { withdrawalPolicyInput, withdrawalPolicyView } from './custody-policies';
-import { named, type ResponseSpec, type RouteSpec } from './openapi-builder';
+import { named, okResponse as ok, type RouteSpec } from './openapi-builder';
 
 /**
  * The custody operator API in the custody document (docs/openapi.md): `/admin`, tag `operator`, bearer
- * ADMIN_TOKEN. With ADMIN_TOKEN unset every route answers 404.
+ * ADMIN_TOKEN. With ADMIN_TOKEN unset every route answers 404. Its own responses (OperatorUnauthorized,
+ * OperatorTooManyRequests) are registered with the others in custody-api.openapi.ts.
  */
-
-const error = named('Error', custodyError);
-
-/** The operator's own answers besides the partner API's shared ones (NotFound, BadRequest, ServerError). */
-export const OPERATOR_RESPONSES: Record<string, ResponseSpec> = {
-  OperatorUnauthorized: { description: 'Missing or wrong `Authorization: Bearer $ADMIN_TOKEN`', body: error },
-  OperatorTooManyRequests: {
-    description:
-      'Too many wrong operator tokens from this IP (CUSTODY_AUTH_FAILURES_PER_IP a minute). Empty body.',
-    content: {},
-    headers: {
-      'Retry-After': {
-        description: 'Seconds until the window lets a token be tried again',
-        schema: { type: 'integer', minimum: 0 },
-        required: true,
-      },
-    },
-  },
-};
-
-const ok = (description: string, name: string, schema: z.ZodType): ResponseSpec => ({
-  description,
-  body: named(name, schema),
-});
 
 type Route = Omit<RouteSpec, 'security' | 'tags' | 'responses'> & { responses: RouteSpec['responses'] };
 

@@ -23,6 +23,12 @@ export interface NamedSchema {
 /** A name for a zod schema in the document (its component name). */
 export const named = (name: string, schema: z.ZodType): NamedSchema => ({ name, schema });
 
+/** A success answer whose body is `schema`, registered under `name`. */
+export const okResponse = (description: string, name: string, schema: z.ZodType): ResponseSpec => ({
+  description,
+  body: named(name, schema),
+});
+
 export interface ResponseSpec {
   description: string;
   /** A JSON body, or `null` for an empty one. */

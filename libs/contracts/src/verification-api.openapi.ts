@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { MEDIA_SLOTS, resourceListQuerySchema } from './media';
-import { named, OpenApiBuilder, type ResponseSpec, type RouteSpec } from './openapi-builder';
+import {
+  named,
+  okResponse as ok,
+  OpenApiBuilder,
+  type ResponseSpec,
+  type RouteSpec,
+} from './openapi-builder';
 import { registerWebhookEvents, registerWebhookRoutes } from './openapi-webhooks';
 import { questionnaireAnswersSchema, questionnaireCreateSchema, sdkPersonalInfoSchema } from './sdk';
 import {
@@ -70,11 +76,6 @@ const COMMON = {
 };
 /** Calls on one applicant: also 403 (another product) and 404. */
 const APPLICANT = { ...COMMON, 403: 'Forbidden', 404: 'NotFound' };
-
-const ok = (description: string, name: string, schema: z.ZodType): ResponseSpec => ({
-  description,
-  body: named(name, schema),
-});
 
 type Route = Omit<RouteSpec, 'security'>;
 const partner = (route: Route): RouteSpec => ({ ...route, security: ['partner'] });

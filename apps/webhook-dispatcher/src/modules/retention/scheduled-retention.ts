@@ -1,15 +1,19 @@
 import type { Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { RetentionPass } from '@tessera/platform';
+import type { DataSource } from 'typeorm';
 
 export interface ScheduledRetentionOptions {
-  /** False when the setting is 0 (keep every row): no pass ever runs. */
-  enabled: boolean;
-  /** Deletes at most `limit` rows past retention in one statement; answers how many it deleted. */
-  deleteBatch: (limit: number) => Promise<number>;
+  db: DataSource;
+  /**
+   * Deletes at most `$2` rows older than the retention `$1` (in the setting's unit), skipping locked rows, and
+   * answers one row `n`: how many it deleted.
+   */
+  statement: string;
+  /** The retention setting: its value (0 keeps every row) and its name in the log lines. */
+  retention: { value: number; name: string };
   logger: Logger;
-  /** What the log lines name, and the setting they carry. */
+  /** What the log lines name. */
   what: string;
-  setting: Record<string, number>;
 }
 
 /**
@@ -21,14 +25,17 @@ export abstract class ScheduledRetention implements OnApplicationBootstrap, OnAp
   private readonly pass: RetentionPass;
   private readonly enabled: boolean;
 
-  protected constructor(options: ScheduledRetentionOptions) {
-    const { logger, what, setting } = options;
-    this.enabled = options.enabled;
+  protected constructor({ db, statement, retention, logger, what }: ScheduledRetentionOptions) {
+    this.enabled = retention.value !== 0;
     this.pass = new RetentionPass({
-      deleteBatch: options.deleteBatch,
+      deleteBatch: async (limit) => {
+        const [{ n }] = await db.query<{ n: number }[]>(statement, [retention.value, limit]);
+        return n;
+      },
       batch: 5000,
       everyMs: 60_000,
-      onDeleted: (deleted) => logger.log({ deleted, ...setting }, `${what}: rows past retention deleted`),
+      onDeleted: (deleted) =>
+        logger.log({ deleted, [retention.name]: retention.value }, `${what}: rows past retention deleted`),
       onError: (err) => logger.warn({ err: err.message }, `${what} retention pass failed`),
     });
   }
