@@ -69,6 +69,18 @@ describe('POST /v1/applicants/{externalUserId}/sandbox/review', () => {
     expect(Object.keys(res.body)).toEqual(['message']);
   });
 
+  it('does not decide an applicant created with production credentials: 422 {message}, nothing reviewed', async () => {
+    await h.http().post('/v1/applicants').set(h.auth(key)).send({ externalUserId: 'p-real' }).expect(201);
+    const res = await review('p-real', { reviewAnswer: 'GREEN' }).expect(422);
+    expect(res.body).toEqual({ message: expect.stringContaining('production credentials') });
+    const status = await h.http().get('/v1/applicants/p-real/status').set(h.auth(key)).expect(200);
+    expect(status.body).toMatchObject({ status: 'init', reviewAnswer: null });
+    const [row] = await h.sql<{ n: number }>(
+      "SELECT count(*)::int AS n FROM applicant_steps s JOIN applicants a ON a.id = s.applicant_id WHERE a.external_user_id = 'p-real' AND s.review_answer IS NOT NULL",
+    );
+    expect(row.n).toBe(0);
+  });
+
   it('completes a RED review as production does and fires applicantReviewed to the partner over HTTPS', async () => {
     const put = await h
       .http()

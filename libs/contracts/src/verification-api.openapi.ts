@@ -370,7 +370,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'sandboxReview',
     summary: 'Sandbox credentials only: complete the review with a chosen outcome',
     description:
-      'Completes the review exactly as production would (status, steps, history, applicantReviewed webhook, parent roll-up). Production credentials get 404.',
+      'Completes the review exactly as production would (status, steps, history, applicantReviewed webhook, parent roll-up). Production credentials get 404; an applicant created with production credentials answers 422 and is left as it was.',
     tags: ['status'],
     params: { path: applicantPath },
     body: { schema: named('SandboxReview', sandboxReviewSchema) },

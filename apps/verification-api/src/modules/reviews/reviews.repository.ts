@@ -27,6 +27,8 @@ export interface ReviewTarget {
   moderationComment: string | null;
   reviewedAt: Date | null;
   createdAt: Date;
+  /** Created through a sandbox credential: only such applicants take a sandbox review (decision 0434). */
+  sandbox: boolean;
 }
 
 /** The applicant row as a review transaction holds it (locked FOR UPDATE). */
@@ -109,7 +111,7 @@ export class ReviewsRepository {
               l.name AS "levelName", a.status, a.risk_level AS "riskLevel", a.attempt,
               a.review_answer AS "reviewAnswer", a.review_reject_type AS "reviewRejectType",
               a.reject_labels AS "rejectLabels", a.moderation_comment AS "moderationComment",
-              a.reviewed_at AS "reviewedAt", a.created_at AS "createdAt"
+              a.reviewed_at AS "reviewedAt", a.created_at AS "createdAt", a.sandbox
          FROM applicants a LEFT JOIN levels l ON l.id = a.level_id
         WHERE a.external_user_id = $1 AND a.product_id = $2`,
       [externalUserId, productId],

@@ -96,13 +96,19 @@ export class ReviewsService {
 
   /**
    * POST /v1/applicants/{externalUserId}/sandbox/review for a sandbox credential (the controller answers 404
-   * to production ones). Each required step takes its answer from `steps`, else GREEN when another step is
+   * to production ones), on an applicant created with one (422 otherwise: a sandbox key must not decide a real
+   * person, decision 0434). Each required step takes its answer from `steps`, else GREEN when another step is
    * named RED, else `reviewAnswer`; optional steps named in `steps` are decided too. RED steps carry the
    * reject type (RETRY by default), labels and comment. The review then completes as in production.
    */
   async sandboxReview(productId: string, externalUserId: string, input: SandboxReviewInput) {
     const applicant = await this.repository.findApplicant(productId, externalUserId);
     if (!applicant) throw notFound('Applicant not found');
+    if (!applicant.sandbox) {
+      throw unprocessable(
+        'Applicant was created with production credentials; a sandbox review takes only sandbox applicants',
+      );
+    }
     const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
     if (!level || requiredSteps(level).length === 0) {
       throw unprocessable('Applicant has no verification level with required steps');
