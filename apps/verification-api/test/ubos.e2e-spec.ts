@@ -428,6 +428,52 @@ describe('regenerate-link', () => {
   });
 });
 
+describe('environments (decision 0434)', () => {
+  it("a child spawned by a sandbox key on a production company is production's: the sandbox review answers 422", async () => {
+    await company('co-real');
+    await addUbo('co-real', JANE).expect(201);
+    await spawn('co-real', 0, {}, sandboxKey).expect(201);
+    const [child] = await h.sql<{ sandbox: boolean }>(
+      "SELECT sandbox FROM applicants WHERE external_user_id = 'co-real-ubo-0'",
+    );
+    expect(child.sandbox).toBe(false);
+    const res = await h
+      .http()
+      .post('/v1/applicants/co-real-ubo-0/sandbox/review')
+      .set(h.auth(sandboxKey))
+      .send({ reviewAnswer: 'GREEN' })
+      .expect(422);
+    expect(Object.keys(res.body)).toEqual(['message']);
+    const status = await h.http().get('/v1/applicants/co-real-ubo-0/status').set(h.auth(key)).expect(200);
+    expect(status.body).toMatchObject({ status: 'init', reviewAnswer: null });
+  });
+
+  it('a child spawned by a production key on a sandbox company is sandbox', async () => {
+    await company('co-test', sandboxKey);
+    await addUbo('co-test', JANE).expect(201);
+    await spawn('co-test', 0).expect(201);
+    const [child] = await h.sql<{ sandbox: boolean }>(
+      "SELECT sandbox FROM applicants WHERE external_user_id = 'co-test-ubo-0'",
+    );
+    expect(child.sandbox).toBe(true);
+  });
+
+  it("applicantPersonalInfoChanged carries the applicant's sandbox flag, not the editing key's", async () => {
+    await company('co-edit');
+    await h
+      .http()
+      .patch('/v1/applicants/co-edit/company-info')
+      .set(h.auth(sandboxKey))
+      .send({ companyName: 'Acme Holdings' })
+      .expect(200);
+    const events = await h.sql<{ sandbox: boolean }>(
+      `SELECT (o.data->>'sandbox')::boolean AS sandbox FROM outbox o JOIN applicants a ON a.id::text = o.entity_id
+        WHERE a.external_user_id = 'co-edit' AND o.event_type = 'applicantPersonalInfoChanged'`,
+    );
+    expect(events).toEqual([{ sandbox: false }]);
+  });
+});
+
 describe('caps (lowered by config)', () => {
   it(`regenerate-link: ${REGENERATE_CAP} per row, then 429 with an integer Retry-After; other rows unaffected`, async () => {
     await company('co-regcap');

@@ -34,6 +34,8 @@ export interface ApplicantRow {
   hasNoDirectors: boolean;
   hasNoRepresentatives: boolean;
   blocklisted: boolean;
+  /** Created through a sandbox credential; a spawned UBO child takes its parent's (decision 0434). */
+  sandbox: boolean;
   lockedFields: string[];
 }
 
@@ -77,7 +79,7 @@ const APPLICANT_SELECT = `
          a.reviewed_at AS "reviewedAt", a.created_at AS "createdAt", a.updated_at AS "updatedAt",
          a.has_no_ubos AS "hasNoUbos", a.has_no_shareholders AS "hasNoShareholders",
          a.has_no_directors AS "hasNoDirectors", a.has_no_representatives AS "hasNoRepresentatives",
-         a.blocklisted,
+         a.blocklisted, a.sandbox,
          (SELECT coalesce(jsonb_agg(c.field ORDER BY c.field), '[]'::jsonb)
             FROM field_claims c WHERE c.applicant_id = a.id) AS "lockedFields"
     FROM applicants a LEFT JOIN levels l ON l.id = a.level_id`;
@@ -221,11 +223,11 @@ export class ApplicantsRepository {
   async updateInfo(
     applicant: Pick<ApplicantRow, 'id' | 'productId' | 'externalUserId'>,
     changes: Record<string, unknown>,
-    opts: { countryKey: string; sandbox: boolean },
+    opts: { countryKey: string },
   ): Promise<'ok' | 'in_flight' | 'gone'> {
     return this.dataSource.transaction(async (manager) => {
-      const [current] = await manager.query<{ info: Record<string, unknown> }[]>(
-        'SELECT info FROM applicants WHERE id = $1 FOR UPDATE',
+      const [current] = await manager.query<{ info: Record<string, unknown>; sandbox: boolean }[]>(
+        'SELECT info, sandbox FROM applicants WHERE id = $1 FOR UPDATE',
         [applicant.id],
       );
       if (!current) return 'gone';
@@ -259,7 +261,7 @@ export class ApplicantsRepository {
             externalUserId: applicant.externalUserId,
             changedFields: changed,
             claimedFields: Object.keys(changes),
-            sandbox: opts.sandbox,
+            sandbox: current.sandbox,
             createdAtUtc: new Date().toISOString(),
           },
         },

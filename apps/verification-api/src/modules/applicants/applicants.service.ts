@@ -183,10 +183,7 @@ export class ApplicantsService {
     const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
     const changes = toLevelKeys(patch, 'company', level);
     if (Object.keys(changes).length > 0) {
-      const result = await this.repository.updateInfo(applicant, changes, {
-        countryKey: COUNTRY_KEY,
-        sandbox: partner.environment === 'sandbox',
-      });
+      const result = await this.repository.updateInfo(applicant, changes, { countryKey: COUNTRY_KEY });
       if (result === 'in_flight') {
         throw conflict('country cannot change while a verification is in flight; reset the applicant first');
       }

@@ -153,7 +153,9 @@ export class UbosService {
         parentId: parent.id,
         uboIndex,
         childExternalUserId,
-        sandbox: partner.environment === 'sandbox',
+        // The child belongs to its parent's environment, whichever key spawns it: a sandbox key must not be able
+        // to mint a sandbox child of a real company and approve it with a sandbox review (decision 0434).
+        sandbox: parent.sandbox,
         // A concurrent spawn may have linked the row since `existing` was read: the repository then ignores these.
         level: level ?? { id: '', name: '' },
         info: level ? this.childClaims(existing, level) : {},
