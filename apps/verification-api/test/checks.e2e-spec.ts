@@ -360,4 +360,71 @@ describe('step checks in the worker', () => {
     await h.http().post('/v1/applicants/u-late/verifications').set(h.auth(key)).expect(202);
     expect((await steps('u-late')).map((s) => s.reviewStatus)).toEqual(['pending', 'pending']);
   });
+
+  describe('checks that finish after the operator froze the applicant (decision 0435)', () => {
+    /** Steps submitted on the applicant's (now failed) enrollment, as queued checks left them. */
+    const queued = (a: { id: string; enrollmentId: string }) =>
+      h.sql(
+        `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
+         SELECT $1, $2, kind, 'submitted' FROM unnest(ARRAY['personal_information', 'aml']) kind`,
+        [a.id, a.enrollmentId],
+      );
+    const act = (externalUserId: string, action: string) =>
+      h
+        .http()
+        .post(`/admin/v1/products/${productId}/applicants/${externalUserId}/${action}`)
+        .set(bearer)
+        .send({ reason: 'Fraud ring' })
+        .expect(200);
+
+    it("a blocklisted applicant keeps the blocklist's RED FINAL: its steps are recorded, no second verdict", async () => {
+      const a = await applicant({
+        externalUserId: 'u-blocked',
+        firstName: 'Lena',
+        lastName: 'Berg',
+        dateOfBirth: '1985-05-05',
+      });
+      await act('u-blocked', 'blocklist');
+      await queued(a);
+      const done = await until(() => steps('u-blocked'), settled);
+      expect(done.map((s) => s.reviewAnswer)).toEqual(['GREEN', 'GREEN']);
+      expect(await status('u-blocked')).toMatchObject({
+        status: 'rejected',
+        reviewAnswer: 'RED',
+        reviewRejectType: 'FINAL',
+        rejectLabels: ['BLOCKLIST'],
+        attempt: 1,
+      });
+      expect(await outbox(a.id, 'applicantReviewed')).toHaveLength(1);
+    });
+
+    it('a deactivated applicant stays deactivated; an operator step decision answers 409', async () => {
+      const a = await applicant({
+        externalUserId: 'u-frozen',
+        firstName: 'Omar',
+        lastName: 'Haddad',
+        dateOfBirth: '1991-07-07',
+      });
+      await act('u-frozen', 'deactivate');
+      await queued(a);
+      await until(() => steps('u-frozen'), settled);
+      expect(await status('u-frozen')).toMatchObject({
+        status: 'deactivated',
+        reviewAnswer: null,
+        attempt: 0,
+      });
+      expect(await outbox(a.id, 'applicantReviewed')).toHaveLength(0);
+      await h.sql(
+        `UPDATE applicant_steps SET review_status = 'awaitingOperatorReview' WHERE applicant_id = $1 AND kind = 'aml'`,
+        [a.id],
+      );
+      const refused = await h
+        .http()
+        .post(`/admin/v1/products/${productId}/applicants/u-frozen/steps/aml/review`)
+        .set(bearer)
+        .send({ reviewAnswer: 'GREEN' })
+        .expect(409);
+      expect(refused.body).toEqual({ message: 'Applicant is deactivated; activate it first' });
+    });
+  });
 });

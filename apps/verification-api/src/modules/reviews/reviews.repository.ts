@@ -40,7 +40,20 @@ export interface LockedApplicant {
   status: string;
   parentApplicantId: string | null;
   sandbox: boolean;
+  blocklisted: boolean;
   createdAt: Date;
+}
+
+/**
+ * Why the applicant takes no verdict now: deactivated (until activated) or blocklisted (its verdict is the
+ * blocklist's RED FINAL until unblocked and reset); null when it does. A check that finishes meanwhile still
+ * records its step, but completes no review (decision 0435).
+ */
+export function frozenBy(
+  applicant: Pick<LockedApplicant, 'status' | 'blocklisted'>,
+): 'deactivated' | 'blocklisted' | null {
+  if (applicant.status === 'deactivated') return 'deactivated';
+  return applicant.blocklisted ? 'blocklisted' : null;
 }
 
 export type StepDecisionResult =
@@ -48,7 +61,9 @@ export type StepDecisionResult =
   /** The step is in a state that takes no decision (no row = pending). */
   | { outcome: 'not_decidable'; reviewStatus: string }
   /** The applicant moved to another level between the lookup and the transaction. */
-  | { outcome: 'level_changed' };
+  | { outcome: 'level_changed' }
+  /** The applicant takes no verdict now (frozenBy). */
+  | { outcome: 'frozen'; by: 'deactivated' | 'blocklisted' };
 
 const TERMINAL_STATUSES = ['approved', 'rejected'];
 const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
@@ -137,6 +152,8 @@ export class ReviewsRepository {
     return this.dataSource.transaction(async (manager) => {
       const applicant = await this.lockApplicant(manager, input.applicantId);
       if (!applicant || applicant.levelId !== level.id) return { outcome: 'level_changed' };
+      const by = frozenBy(applicant);
+      if (by) return { outcome: 'frozen', by };
       const [current] = await manager.query<
         { id: string; reviewStatus: string; enrollmentId: string | null }[]
       >(
@@ -461,11 +478,13 @@ export class ReviewsRepository {
       kind: string;
       result: Omit<StepOutcome, 'kind' | 'reviewStatus' | 'updatedAt' | 'clientComment'>;
     }[];
-  }): Promise<'reviewed' | 'level_changed' | 'incomplete'> {
+  }): Promise<'reviewed' | 'level_changed' | 'incomplete' | 'deactivated' | 'blocklisted'> {
     const { level } = input;
     return this.dataSource.transaction(async (manager) => {
       const applicant = await this.lockApplicant(manager, input.applicantId);
       if (!applicant || applicant.levelId !== level.id) return 'level_changed';
+      const by = frozenBy(applicant);
+      if (by) return by;
       for (const { kind, result } of input.decisions) {
         await manager.query(
           `INSERT INTO applicant_steps (applicant_id, kind, review_status, review_answer, review_reject_type,
@@ -533,7 +552,7 @@ export class ReviewsRepository {
    * step finds nothing to update), the review event (`aml.run`, `adverse_media.run` or `step.checked`), the
    * applicant's riskLevel (never lowered), and then either the hold (`awaitingOperatorReview`: applicant
    * `in_review`, `applicant.sent_to_review`, `applicantOnHold`) or, when the step completes the level, the
-   * applicant's review (completeReview).
+   * applicant's review (completeReview), unless the applicant is deactivated or blocklisted (frozenBy).
    */
   async recordCheck(input: {
     stepId: string;
@@ -578,7 +597,7 @@ export class ReviewsRepository {
       );
       if (hold) {
         await this.holdForOperator(manager, applicant, level, step.kind);
-      } else if (isRequiredStep(level, step.kind)) {
+      } else if (isRequiredStep(level, step.kind) && !frozenBy(applicant)) {
         const verdict = verdictOf(level, await this.steps(manager, applicant.id));
         if (verdict) await this.completeReview(manager, applicant, level, verdict, 'system');
       }
@@ -623,7 +642,7 @@ export class ReviewsRepository {
   async lockApplicant(manager: EntityManager, applicantId: string): Promise<LockedApplicant | undefined> {
     const [row] = await manager.query<LockedApplicant[]>(
       `SELECT id, product_id AS "productId", external_user_id AS "externalUserId", level_id AS "levelId", status,
-              parent_applicant_id AS "parentApplicantId", sandbox, created_at AS "createdAt"
+              parent_applicant_id AS "parentApplicantId", sandbox, blocklisted, created_at AS "createdAt"
          FROM applicants WHERE id = $1 FOR UPDATE`,
       [applicantId],
     );

@@ -56,6 +56,7 @@ export class ReviewsService {
     if (result.outcome === 'level_changed') {
       throw conflict('The applicant moved to another level meanwhile; read it again');
     }
+    if (result.outcome === 'frozen') throw frozenConflict(result.by);
     if (result.outcome === 'not_decidable') {
       throw conflict(
         `Step ${kind} is ${result.reviewStatus}; only a step that is ${OPERATOR_DECIDABLE_STEP_STATUSES.join(' or ')} takes a decision`,
@@ -141,6 +142,7 @@ export class ReviewsService {
     const outcome = await this.repository.sandboxReview({ applicantId: applicant.id, level, decisions });
     if (outcome === 'level_changed')
       throw conflict('The applicant moved to another level meanwhile; read it again');
+    if (outcome === 'deactivated' || outcome === 'blocklisted') throw frozenConflict(outcome);
     const after = await this.repository.findApplicant(productId, externalUserId);
     const steps = await this.repository.stepProgress(applicant.id);
     return {
@@ -207,3 +209,12 @@ export class ReviewsService {
 
 const isRequired = (level: Pick<LevelEntity, 'steps'>, kind: string) =>
   requiredSteps(level).some((step) => step.kind === kind);
+
+/** 409 for a verdict on an applicant that takes none now (decision 0435). */
+function frozenConflict(by: 'deactivated' | 'blocklisted') {
+  return conflict(
+    by === 'deactivated'
+      ? 'Applicant is deactivated; activate it first'
+      : 'Applicant is blocklisted; unblock and reset it first',
+  );
+}
