@@ -117,6 +117,35 @@ describe('POST /api/v1/sdk/uploads/{slot}', () => {
     await upload(`${a.token}x`, 'selfie', JPEG).expect(401);
   });
 
+  it('400 {message} for a malformed multipart body (no boundary, never closed, a file part cut short); nothing stored', async () => {
+    const rowsBefore = await rows();
+    const blobsBefore = blobs().length;
+    const raw = (contentType: string, body: string | Buffer) =>
+      h
+        .http()
+        .post('/api/v1/sdk/uploads/selfie')
+        .set('authorization', `Bearer ${a.token}`)
+        .set('content-type', contentType)
+        .send(body);
+    const cutShort = Buffer.concat([
+      Buffer.from(
+        '--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n',
+      ),
+      JPEG.subarray(0, 64),
+    ]);
+    for (const [contentType, body] of [
+      ['multipart/form-data', 'x'],
+      ['multipart/form-data; boundary=XYZ', 'garbage'],
+      ['multipart/form-data; boundary=XYZ', cutShort],
+    ] as const) {
+      const res = await raw(contentType, body).expect(400);
+      expect(res.body).toEqual({ message: 'Malformed multipart body' });
+    }
+    expect(await rows()).toBe(rowsBefore);
+    expect(blobs()).toHaveLength(blobsBefore);
+    await upload(a.token, 'selfie', JPEG).expect(201);
+  });
+
   it('409 once the verification is submitted: nothing is stored', async () => {
     const rowsBefore = await rows();
     await h.sql(`UPDATE verification.enrollments SET status = 'submitted' WHERE id = $1`, [a.enrollmentId]);

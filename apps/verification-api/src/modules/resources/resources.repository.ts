@@ -95,6 +95,9 @@ export class ResourcesRepository implements OnModuleDestroy {
     const query: Record<string, string> = { productId: target.productId, applicantId: target.applicantId };
     for (const [name, value] of Object.entries(target.labels)) if (value !== undefined) query[name] = value;
     const url = this.url(`${target.enrollmentId}/${target.slot}`, query);
+    // A part cut short may have failed before it reached us (busboy parses a small body in one go): piping a
+    // destroyed stream sends nothing and never ends, so media-store would wait for bytes that never come.
+    if (body.destroyed) return Promise.reject(body.errored ?? new Error('The file part ended early'));
     return new Promise<MediaResource>((resolve, reject) => {
       const request = this.request(url, 'PUT', { 'content-type': 'application/octet-stream' });
       let answered = false;

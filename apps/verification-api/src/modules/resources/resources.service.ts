@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { HttpException, Inject, Injectable } from '@nestjs/common';
 import { resourceIdFor, SecretBox, type SdkTokenClaims, verifyResourceId } from '@tessera/auth';
 import {
   MEDIA_SLOTS,
@@ -148,10 +148,7 @@ export class ResourcesService {
         stored = await this.storeFile(session, slot, fields, part);
       }
     } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === 'FST_REQ_FILE_TOO_LARGE') throw new AppException(413, 'The file is too large');
-      if (code?.startsWith('FST_')) throw badRequest('Malformed multipart body');
-      throw err;
+      throw uploadFailure(err);
     }
     if (!stored) throw badRequest('A file part named "file" is required');
     return this.partnerShape(this.metadata(session.pid, stored));
@@ -236,4 +233,21 @@ export class ResourcesService {
   }: ResourceMetadata): PartnerResourceMetadata {
     return metadata;
   }
+}
+
+/**
+ * What a failed SDK upload answers. Our own refusals (labels, media-store's 413/415/400, 502) stand; the
+ * multipart limit is 413. A plain Error without a code comes from the multipart parser (busboy): a missing or
+ * unterminated boundary, a file part cut short; it was answered 500, and it is the client's malformed body.
+ * Anything else (media-store unreachable: the filter's 503) goes on as it is.
+ */
+function uploadFailure(err: unknown): unknown {
+  if (err instanceof HttpException) return err;
+  const code = (err as { code?: unknown }).code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return new AppException(413, 'The file is too large');
+  if (typeof code === 'string' && code.startsWith('FST_')) return badRequest('Malformed multipart body');
+  if (code === undefined && err instanceof Error && err.constructor === Error) {
+    return badRequest('Malformed multipart body');
+  }
+  return err;
 }
