@@ -1,5 +1,5 @@
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
-import { type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
+import { COMPANY_LEVEL, type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -139,6 +139,44 @@ describe('operator API: levels', () => {
       .send(INDIVIDUAL_LEVEL)
       .expect(409);
     expect(res.body).toEqual({ message: 'Level BASIC_KYC already exists' });
+    // The refused create changed nothing: the existing level is still the product's default.
+    const defaults = await h.sql<{ name: string }>(
+      'SELECT name FROM levels WHERE product_id = $1 AND is_default',
+      [product.id],
+    );
+    expect(defaults).toEqual([{ name: 'BASIC_KYC' }]);
+  });
+
+  it("a default moved to another type takes that type's flag (was a 500 on the unique index)", async () => {
+    const product = await h.admin<{ id: string }>('post', '/products', { name: 'P' });
+    await h.admin('post', `/products/${product.id}/levels`, INDIVIDUAL_LEVEL);
+    await h.admin('post', `/products/${product.id}/levels`, { ...COMPANY_LEVEL, isDefault: true });
+    const res = await h
+      .http()
+      .patch(`/admin/v1/products/${product.id}/levels/BASIC_KYC`)
+      .set(bearer)
+      .send({ applicantType: 'company' })
+      .expect(200);
+    expect(res.body).toMatchObject({ name: 'BASIC_KYC', applicantType: 'company', isDefault: true });
+    const defaults = await h.sql<{ name: string; applicant_type: string }>(
+      'SELECT name, applicant_type FROM levels WHERE product_id = $1 AND is_default',
+      [product.id],
+    );
+    expect(defaults).toEqual([{ name: 'BASIC_KYC', applicant_type: 'company' }]);
+  });
+
+  it('a step config nested past the limit is 400 {message}, not a 500', async () => {
+    const product = await h.admin<{ id: string }>('post', '/products', { name: 'P' });
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const body = `{"name":"DEEP","applicantType":"individual","steps":[{"kind":"aml","config":{"x":${deep}}}]}`;
+    const res = await h
+      .http()
+      .post(`/admin/v1/products/${product.id}/levels`)
+      .set(bearer)
+      .set('content-type', 'application/json')
+      .send(body)
+      .expect(400);
+    expect(res.body).toEqual({ message: 'steps.0.config: must nest at most 16 levels deep' });
   });
 
   it('a new default takes the flag from the previous default of the same type', async () => {

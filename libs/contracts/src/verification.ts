@@ -107,10 +107,33 @@ const required = () => ({ error: 'is required' });
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
 const optionalText = z.string().trim().min(1).max(500).optional();
 
+/** How deep a step's `config` may nest (objects and arrays): free-form, but stored and serialised. */
+export const STEP_CONFIG_MAX_DEPTH = 16;
+
+/**
+ * Whether `value` nests at most `max` objects or arrays deep; iterative, so that a hostile depth (a body of
+ * nested brackets well under the size limit) cannot overflow the stack here, in JSON.stringify or in Postgres.
+ */
+export function nestsAtMost(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= max) return false;
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
 export const levelStepSchema = z.object({
   kind: z.enum(VERIFICATION_STEP_KINDS),
   optional: z.boolean().default(false),
-  config: z.record(z.string(), z.unknown()).default({}),
+  config: z
+    .record(z.string(), z.unknown())
+    .refine((config) => nestsAtMost(config, STEP_CONFIG_MAX_DEPTH), {
+      error: `must nest at most ${STEP_CONFIG_MAX_DEPTH} levels deep`,
+    })
+    .default({}),
 });
 
 const fieldList = z.array(z.string().min(1).max(64)).max(64);

@@ -54,9 +54,14 @@ describe('connection-loss errors answer 503', () => {
     expect(normalizeError(wrapped)).toEqual(UNAVAILABLE);
   });
 
-  it('a value Postgres refuses stays a 400, and anything else stays a 500', () => {
+  it('a value Postgres refuses stays a 400, an unhandled unique violation a 409, and anything else a 500', () => {
     expect(normalizeError(pgError('22P05', 'unsupported Unicode escape sequence')).status).toBe(400);
-    expect(normalizeError(pgError('23505', 'duplicate key')).status).toBe(500);
+    expect(normalizeError(pgError('54001', 'stack depth limit exceeded')).status).toBe(400);
+    expect(normalizeError(pgError('23505', 'duplicate key'))).toEqual({
+      status: 409,
+      message: 'The request conflicts with a concurrent change; read the resource again',
+    });
+    expect(normalizeError(pgError('23503', 'foreign key')).status).toBe(500);
     expect(normalizeError(new Error('boom'))).toEqual({ status: 500, message: 'Internal server error' });
   });
 });

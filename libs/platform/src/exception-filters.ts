@@ -43,15 +43,18 @@ const FASTIFY_MESSAGES: Record<string, string> = {
 
 /**
  * SQLSTATE classes caused by the input reaching Postgres (22: data exception, e.g. a value too long or
- * out of range) answer 400; those caused by the database being away answer 503 so the client retries
- * (08: connection exception, 57P01-03: terminated or shutting down, 53: insufficient resources, 40001/40P01:
- * serialization failure or deadlock that outlived the retries).
+ * out of range; 54: program limit, e.g. a jsonb nested past the stack) answer 400; a unique or exclusion
+ * violation that no code path handled answers 409 (CONFLICT); those caused by the database being away answer
+ * 503 so the client retries (08: connection exception, 57P01-03: terminated or shutting down, 53: insufficient
+ * resources, 40001/40P01: serialization failure or deadlock that outlived the retries).
  */
 function databaseError(exception: unknown): NormalizedError | undefined {
   const code = (exception as { code?: unknown; driverError?: { code?: unknown } })?.driverError?.code;
   const sqlState = typeof code === 'string' ? code : (exception as { code?: unknown })?.code;
   if (typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState)) {
     if (sqlState.startsWith('22')) return { status: 400, message: 'A value in the request is not valid' };
+    if (sqlState.startsWith('54')) return { status: 400, message: 'A value in the request is too complex' };
+    if (sqlState === '23505' || sqlState === '23P01') return CONFLICT;
     if (/^(08|53|57P0[123]|40001|40P01)/.test(sqlState)) return UNAVAILABLE;
   }
   const message = (exception as Error)?.message ?? '';
@@ -70,6 +73,15 @@ function databaseError(exception: unknown): NormalizedError | undefined {
   }
   return undefined;
 }
+
+/**
+ * A unique (or exclusion) constraint that the code did not expect to meet: a concurrent request wrote the same
+ * key first. The request is not retried blindly; the client reads the resource again.
+ */
+const CONFLICT: NormalizedError = {
+  status: 409,
+  message: 'The request conflicts with a concurrent change; read the resource again',
+};
 
 const UNAVAILABLE: NormalizedError = {
   status: 503,

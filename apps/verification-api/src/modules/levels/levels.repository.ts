@@ -3,6 +3,9 @@ import type { LevelCreateInput, LevelPatchInput } from '@tessera/contracts';
 import { DataSource, type EntityManager } from 'typeorm';
 import { LevelEntity } from './entities/level.entity';
 
+/** Thrown inside create's transaction so that a taken name rolls back the default it cleared. */
+const DUPLICATE = new Error('level name taken');
+
 @Injectable()
 export class LevelsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -32,22 +35,30 @@ export class LevelsRepository {
       .findOneBy({ productId, applicantType, isDefault: true, isActive: true });
   }
 
-  /** Inserts the level; a new default takes the flag from the previous default of its type. */
+  /**
+   * Inserts the level; a new default takes the flag from the previous default of its type. A name taken
+   * already rolls the whole transaction back: the previous default keeps its flag.
+   */
   async create(productId: string, input: LevelCreateInput): Promise<LevelEntity | 'duplicate'> {
-    return this.dataSource.transaction(async (manager) => {
-      if (input.isDefault) await this.clearDefault(manager, productId, input.applicantType);
-      const rows = await manager
-        .createQueryBuilder()
-        .insert()
-        .into(LevelEntity)
-        .values({ ...input, productId } as never)
-        .orIgnore()
-        .returning('id')
-        .execute();
-      const id = (rows.raw as { id: string }[])[0]?.id;
-      if (!id) return 'duplicate';
-      return manager.getRepository(LevelEntity).findOneByOrFail({ id });
-    });
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        if (input.isDefault) await this.clearDefault(manager, productId, input.applicantType);
+        const rows = await manager
+          .createQueryBuilder()
+          .insert()
+          .into(LevelEntity)
+          .values({ ...input, productId } as never)
+          .orIgnore()
+          .returning('id')
+          .execute();
+        const id = (rows.raw as { id: string }[])[0]?.id;
+        if (!id) throw DUPLICATE;
+        return manager.getRepository(LevelEntity).findOneByOrFail({ id });
+      });
+    } catch (err) {
+      if (err === DUPLICATE) return 'duplicate';
+      throw err;
+    }
   }
 
   /** Applies a partial update; 'referenced' when a rename is asked of a level applicants or enrollments use. */
@@ -74,8 +85,10 @@ export class LevelsRepository {
         );
         if (taken.length > 0) return 'duplicate';
       }
+      // A level that ends up the default of its type (made default, or moved to another type as the default)
+      // takes the flag from that type's previous default, as a new default level does.
       const applicantType = patch.applicantType ?? level.applicantType;
-      if (patch.isDefault === true)
+      if (patch.isDefault ?? level.isDefault)
         await this.clearDefault(manager, level.productId, applicantType, level.id);
       if (Object.keys(patch).length > 0) await manager.update(LevelEntity, { id: level.id }, patch as never);
       return manager.getRepository(LevelEntity).findOneByOrFail({ id: level.id });
