@@ -111,6 +111,10 @@ it(`${REQUESTS} transfers and withdrawals under pg_terminate_backend: 503 or suc
   const count = (s: number) => ops.filter((op) => op.status === s).length;
   const others = ops.filter((op) => ![201, 400, 503].includes(op.status!));
   expect(others.map((op) => `${op.status} ${op.text}`)).toEqual([]);
+  // Every wallet exists: a 400 naming one (a lookup the cut connection failed) would be a 503 told wrong.
+  for (const op of ops.filter((o) => o.status === 400)) {
+    expect(JSON.parse(op.text!).message).not.toBe('Wallet not found');
+  }
   for (const op of ops.filter((o) => o.status === 503)) {
     expect(JSON.parse(op.text!)).toEqual(UNAVAILABLE);
     expect(op.text).not.toMatch(/\bat .*\.(js|ts)|stack|Connection terminated|57P01/i);

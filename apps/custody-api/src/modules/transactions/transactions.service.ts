@@ -65,12 +65,18 @@ export class TransactionsService {
     return key;
   }
 
-  /** Body wallets of another tenant or environment are a field error (400), not a 404. */
+  /**
+   * Body wallets of another tenant or environment are a field error (400), not a 404. Only the not-found is
+   * turned into it: a database that is away stays the filter's 503, which the client retries.
+   */
   private async bodyWallet(caller: Caller, id: string, field: string): Promise<WalletView> {
     try {
       return await this.vaults.walletOrThrow(caller, id);
-    } catch {
-      throw badRequest('Wallet not found', { [field]: ['No such wallet for this tenant'] });
+    } catch (err) {
+      if (err instanceof HttpException && err.getStatus() === 404) {
+        throw badRequest('Wallet not found', { [field]: ['No such wallet for this tenant'] });
+      }
+      throw err;
     }
   }
 
