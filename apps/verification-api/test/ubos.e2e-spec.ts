@@ -474,6 +474,22 @@ describe('environments (decision 0434)', () => {
   });
 });
 
+describe('long ids', () => {
+  it('the child of a parent whose externalUserId is 200 characters is reachable by its own id', async () => {
+    const parent = `co-${'x'.repeat(197)}`;
+    await company(parent);
+    await addUbo(parent, JANE).expect(201);
+    const spawned = await spawn(parent, 0).expect(201);
+    expect(spawned.body.childExternalUserId).toBe(`${parent}-ubo-0`);
+    const status = await h
+      .http()
+      .get(`/v1/applicants/${spawned.body.childExternalUserId}/status`)
+      .set(h.auth(key))
+      .expect(200);
+    expect(status.body.externalUserId).toBe(`${parent}-ubo-0`);
+  });
+});
+
 describe('caps (lowered by config)', () => {
   it(`regenerate-link: ${REGENERATE_CAP} per row, then 429 with an integer Retry-After; other rows unaffected`, async () => {
     await company('co-regcap');

@@ -16,8 +16,12 @@ import { PLATFORM_OPTIONS, ROOT_LOGGER, type PlatformOptions } from './tokens';
 
 export { securityHeaders } from './security-headers';
 
-/** Longest path parameter routed; a longer one answers 414 (Fastify's default is 100). */
-export const MAX_PARAM_LENGTH = 200;
+/**
+ * Longest path parameter routed; a longer one answers 414 (Fastify's default is 100). Room for the longest
+ * externalUserId (200) plus a spawned UBO child's `-ubo-{index}` suffix: a child of a parent near the limit
+ * was unreachable by its own id.
+ */
+export const MAX_PARAM_LENGTH = 256;
 
 /**
  * Errors Fastify raises before any route runs: a URL that does not decode (400), a path parameter over
