@@ -161,6 +161,31 @@ describe('POST /v1/applicants', () => {
     });
   });
 
+  it('400 {message} for a date of birth or incorporation that does not exist or is in the future; nothing created', async () => {
+    const dates: [Record<string, unknown>, string][] = [
+      [{ dateOfBirth: '1990-02-31' }, 'dateOfBirth'],
+      [{ dateOfBirth: '2024-13-45' }, 'dateOfBirth'],
+      [{ dateOfBirth: '2999-01-01' }, 'dateOfBirth'],
+      [{ type: 'company', incorporationDate: '2999-01-01' }, 'incorporationDate'],
+    ];
+    for (const [fields, name] of dates) {
+      const res = await h
+        .http()
+        .post('/v1/applicants')
+        .set(h.auth(key))
+        .send({ externalUserId: 'bad-date', ...fields })
+        .expect(400);
+      expect(res.body).toEqual({ message: `${name}: must be a date YYYY-MM-DD, not in the future` });
+    }
+    await h.http().get('/v1/applicants/bad-date').set(h.auth(key)).expect(404);
+    await h
+      .http()
+      .post('/v1/applicants')
+      .set(h.auth(key))
+      .send({ externalUserId: 'leap-day', dateOfBirth: '2000-02-29' })
+      .expect(201);
+  });
+
   it('404 {message} for an unknown level name', async () => {
     const res = await h
       .http()

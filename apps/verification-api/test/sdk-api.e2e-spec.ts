@@ -250,7 +250,7 @@ describe('POST /api/v1/sdk/personal-info (field lock)', () => {
       .set(bearer(token))
       .send({ firstName: 'Bob', dateOfBirth: '10/12/1815' })
       .expect(400);
-    expect(bad.body).toEqual({ message: 'dateOfBirth: must be a date YYYY-MM-DD' });
+    expect(bad.body).toEqual({ message: 'dateOfBirth: must be a date YYYY-MM-DD, not in the future' });
     await h.http().post('/api/v1/sdk/personal-info').set(bearer(token)).send({ firstName: 12 }).expect(400);
     await h.http().post('/api/v1/sdk/personal-info').set(bearer(token)).send([1]).expect(400);
     const applicant = await h.http().get('/v1/applicants/lock-2').set(h.auth(key)).expect(200);

@@ -5,6 +5,7 @@ export * from './webhooks-catalog';
 export * from './webhooks';
 export * from './custody';
 export * from './verification';
+export * from './dates';
 export * from './sdk';
 export * from './media';
 export * from './custody-operator';

@@ -1,14 +1,12 @@
+import { pastDateSchema } from './dates';
 import { presentationParamsSchema, ttlDaysSchema } from './verification';
 import { z } from 'zod';
 
 /** Roles a UBO row may hold; each is a bucket of company-structure `counts`. */
 export const UBO_ROLES = ['ubo', 'director', 'shareholder', 'representative'] as const;
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const validDate = (value: string) => DATE.test(value) && !Number.isNaN(Date.parse(`${value}T00:00:00Z`));
-
 const fullName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-const dateOfBirth = z.string().refine(validDate, 'must be a date YYYY-MM-DD');
+const dateOfBirth = pastDateSchema;
 const ownershipPercent = z.number().min(0, 'must be from 0 to 100').max(100, 'must be from 0 to 100');
 const roles = z
   .array(z.enum(UBO_ROLES, { error: `must be one of ${UBO_ROLES.join(', ')}` }))

@@ -1,3 +1,4 @@
+import { pastDateSchema } from './dates';
 import { z } from 'zod';
 
 /** Step kinds a level can list (contract "Step kinds" plus the configuration-only steps). */
@@ -104,7 +105,7 @@ export const VERIFICATION_EVENTS = {
 } as const;
 
 const required = () => ({ error: 'is required' });
-const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
+const isoDate = pastDateSchema;
 const optionalText = z.string().trim().min(1).max(500).optional();
 
 /** How deep a step's `config` may nest (objects and arrays): free-form, but stored and serialised. */

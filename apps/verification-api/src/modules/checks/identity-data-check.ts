@@ -1,17 +1,12 @@
+import { isPastDate } from '@tessera/contracts';
 import type { CheckResult } from '../reviews/reviews.repository';
 import { verdict } from './check-results';
 
 const DATE_KEYS = ['dateOfBirth', 'incorporatedOn'];
 const present = (v: unknown) => v !== undefined && v !== null && String(v).trim() !== '';
 
-/** A calendar date YYYY-MM-DD that exists and is not in the future. */
-function validDate(value: unknown): boolean {
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
-  const date = new Date(`${value}T00:00:00Z`);
-  return (
-    !Number.isNaN(date.getTime()) && date.toISOString().startsWith(value) && date.getTime() <= Date.now()
-  );
-}
+/** A calendar date YYYY-MM-DD that exists and is not in the future (the API's own rule). */
+const validDate = (value: unknown): boolean => typeof value === 'string' && isPastDate(value);
 
 /**
  * personal_information / company_data: every field the level requires has a value, and dates are real

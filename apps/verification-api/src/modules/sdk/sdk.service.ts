@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   COMPANY_DATA_BASELINE,
+  isPastDate,
+  PAST_DATE_MESSAGE,
   PERSONAL_INFO_BASELINE,
   SDK_SERVER_STEP_KINDS,
   VERIFICATION_STEP_KINDS,
@@ -16,7 +18,6 @@ import { isMediaStep, missingField, missingUpload, takesUserInput } from './step
 
 const DATE_KEYS = new Set(['dateOfBirth', 'incorporatedOn']);
 const COUNTRY_KEYS = new Set(['nationality', 'country', 'registrationCountry']);
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 interface FieldSet {
   enabled: string[];
@@ -54,9 +55,7 @@ function checkValue(key: string, value: string | null): { value: string | null }
   if (value === null) return { value: null };
   const text = value.trim();
   if (text === '') return { value: null };
-  if (DATE_KEYS.has(key) && (!DATE.test(text) || Number.isNaN(Date.parse(`${text}T00:00:00Z`)))) {
-    return { error: 'must be a date YYYY-MM-DD' };
-  }
+  if (DATE_KEYS.has(key) && !isPastDate(text)) return { error: PAST_DATE_MESSAGE };
   if (COUNTRY_KEYS.has(key) && !/^[A-Za-z]{2,3}$/.test(text)) return { error: 'must be a country code' };
   if (key === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text))
     return { error: 'must be an email address' };
