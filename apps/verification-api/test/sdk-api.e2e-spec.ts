@@ -242,6 +242,26 @@ describe('POST /api/v1/sdk/personal-info (field lock)', () => {
     expect(outbox.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('a claimed country code resubmitted unchanged in either case is accepted; another code is refused', async () => {
+    const { token } = await session('lock-cc', 'FORMS_ONLY', { nationality: 'de' });
+    for (const nationality of ['de', 'DE']) {
+      const same = await h
+        .http()
+        .post('/api/v1/sdk/personal-info')
+        .set(bearer(token))
+        .send({ nationality })
+        .expect(200);
+      expect(same.body.lockedFields).toEqual([]);
+    }
+    const other = await h
+      .http()
+      .post('/api/v1/sdk/personal-info')
+      .set(bearer(token))
+      .send({ nationality: 'FR' })
+      .expect(200);
+    expect(other.body).toEqual({ values: { nationality: 'de' }, lockedFields: ['nationality'] });
+  });
+
   it('400 {message} for a value that cannot be stored under its key; nothing is saved', async () => {
     const { token } = await session('lock-2', 'FORMS_ONLY');
     const bad = await h
@@ -255,6 +275,91 @@ describe('POST /api/v1/sdk/personal-info (field lock)', () => {
     await h.http().post('/api/v1/sdk/personal-info').set(bearer(token)).send([1]).expect(400);
     const applicant = await h.http().get('/v1/applicants/lock-2').set(h.auth(key)).expect(200);
     expect(applicant.body.info).toEqual({});
+  });
+});
+
+describe('PATCH /v1/applicants/{externalUserId}/personal-info (the partner reopens a claim, decision 0436)', () => {
+  const patch = (externalUserId: string, body: unknown) =>
+    h
+      .http()
+      .patch(`/v1/applicants/${externalUserId}/personal-info`)
+      .set(h.auth(key))
+      .send(body as object);
+
+  it('a value re-claims the field; null clears it and the end user can then fill it in', async () => {
+    const { token } = await session('reopen-1', 'FORMS_ONLY', {
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      dateOfBirth: '1815-12-11',
+    });
+    const res = await patch('reopen-1', { lastName: 'King', dateOfBirth: null }).expect(200);
+    expect(res.body).toMatchObject({
+      externalUserId: 'reopen-1',
+      info: { firstName: 'Ada', lastName: 'King' },
+      lockedFields: ['firstName', 'lastName'],
+    });
+    expect(res.body.info).not.toHaveProperty('dateOfBirth');
+    const sdk = await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(200);
+    expect(sdk.body.personalInfo.locked).toEqual(['firstName', 'lastName']);
+    const typed = await h
+      .http()
+      .post('/api/v1/sdk/personal-info')
+      .set(bearer(token))
+      .send({ lastName: 'Byron', dateOfBirth: '1815-12-10' })
+      .expect(200);
+    expect(typed.body).toEqual({
+      values: { firstName: 'Ada', lastName: 'King', dateOfBirth: '1815-12-10' },
+      lockedFields: ['lastName'],
+    });
+    const events = await h.sql<{ data: { changedFields: string[]; claimedFields: string[] } }>(
+      `SELECT o.data FROM outbox o JOIN applicants a ON a.id::text = o.entity_id
+        WHERE a.external_user_id = 'reopen-1' AND o.event_type = 'applicantPersonalInfoChanged'
+        ORDER BY o.sequence`,
+    );
+    expect(events[0].data).toMatchObject({
+      changedFields: ['lastName', 'dateOfBirth'],
+      claimedFields: ['lastName'],
+    });
+  });
+
+  it('400 {message} for a company applicant, an unknown field, a bad date; 404 for an unknown applicant', async () => {
+    await h
+      .http()
+      .post('/v1/applicants')
+      .set(h.auth(key))
+      .send({ externalUserId: 'reopen-co', type: 'company', companyName: 'Acme' })
+      .expect(201);
+    expect((await patch('reopen-co', { firstName: 'A' }).expect(400)).body).toEqual({
+      message: 'Applicant is a company: its identity fields are PATCHed through company-info',
+    });
+    await session('reopen-2', 'FORMS_ONLY', { firstName: 'Ada' });
+    expect((await patch('reopen-2', { nickname: 'x' }).expect(400)).body).toEqual({
+      message: expect.stringContaining('nickname'),
+    });
+    expect((await patch('reopen-2', { dateOfBirth: '2999-01-01' }).expect(400)).body).toEqual({
+      message: 'dateOfBirth: must be a date YYYY-MM-DD, not in the future',
+    });
+    await patch('nobody', { firstName: 'A' }).expect(404);
+    const applicant = await h.http().get('/v1/applicants/reopen-2').set(h.auth(key)).expect(200);
+    expect(applicant.body).toMatchObject({ info: { firstName: 'Ada' }, lockedFields: ['firstName'] });
+  });
+
+  it('company-info takes null too: the field is cleared and its claim reopened', async () => {
+    await h
+      .http()
+      .post('/v1/applicants')
+      .set(h.auth(key))
+      .send({ externalUserId: 'reopen-co-2', type: 'company', companyName: 'Acme', registrationNumber: 'R1' })
+      .expect(201);
+    const res = await h
+      .http()
+      .patch('/v1/applicants/reopen-co-2/company-info')
+      .set(h.auth(key))
+      .send({ registrationNumber: null })
+      .expect(200);
+    expect(res.body).toMatchObject({ companyName: 'Acme', registrationNumber: null });
+    const applicant = await h.http().get('/v1/applicants/reopen-co-2').set(h.auth(key)).expect(200);
+    expect(applicant.body.lockedFields).toEqual(['companyName']);
   });
 });
 

@@ -152,6 +152,14 @@ export function createVerificationClient(options: VerificationClientOptions) {
           body,
           ...o,
         }),
+      /** An individual's identity fields: a value claims the field, `null` reopens it for the end user. */
+      updatePersonalInfo: (externalUserId: string, body: Record<string, unknown>, o: CallOptions = {}) =>
+        call<VerificationResult<'/v1/applicants/{externalUserId}/personal-info', 'patch', Applicant>>({
+          method: 'PATCH',
+          path: applicant(externalUserId, '/personal-info'),
+          body,
+          ...o,
+        }),
       companyStructure: (externalUserId: string, o: CallOptions = {}) =>
         call<
           VerificationResult<

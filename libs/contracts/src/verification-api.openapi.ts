@@ -14,6 +14,7 @@ import {
   applicantActionSchema,
   applicantCreateSchema,
   companyInfoPatchSchema,
+  personalInfoPatchSchema,
   keyCreateSchema,
   levelCreateSchema,
   levelListQuerySchema,
@@ -152,6 +153,22 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     responses: { 200: ok('The applicant', 'Applicant', r.applicantResponse), ...APPLICANT },
   }),
   partner({
+    method: 'patch',
+    path: '/v1/applicants/{externalUserId}/personal-info',
+    operationId: 'patchPersonalInfo',
+    summary: "Change an individual's identity fields (only the fields to change)",
+    description:
+      'A value changes the field and claims it for the partner (locked in the SDK); null clears it and reopens the claim, so the end user fills it in on the hosted page. Fields the level does not enable are dropped, as on create. 400 for a company applicant (use company-info).',
+    tags: ['applicants'],
+    params: { path: applicantPath },
+    body: { schema: named('PersonalInfoPatch', personalInfoPatchSchema) },
+    responses: {
+      200: ok('The applicant after the change', 'Applicant', r.applicantResponse),
+      400: 'BadRequest',
+      ...APPLICANT,
+    },
+  }),
+  partner({
     method: 'get',
     path: '/v1/applicants/{externalUserId}/company-info',
     operationId: 'getCompanyInfo',
@@ -170,7 +187,8 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     path: '/v1/applicants/{externalUserId}/company-info',
     operationId: 'patchCompanyInfo',
     summary: 'Change company identity fields (only the fields to change)',
-    description: 'A country change gives 409 while a verification is in flight: reset the applicant first.',
+    description:
+      'A value changes the field and claims it for the partner (locked in the SDK); null clears it and reopens the claim, so the end user fills it in. A country change gives 409 while a verification is in flight: reset the applicant first.',
     tags: ['company'],
     params: { path: applicantPath },
     body: { schema: named('CompanyInfoPatch', companyInfoPatchSchema) },

@@ -200,20 +200,45 @@ export const applicantCreateSchema = z.object({
 });
 export type ApplicantCreateInput = z.infer<typeof applicantCreateSchema>;
 
+/**
+ * A field of a PATCH of identity fields: a value changes it and claims it for the partner (locked in the
+ * SDK); `null` clears it and reopens the claim, so the end user fills it in on the hosted page (contract "Field
+ * lock" 3, decision 0436).
+ */
+const patchText = z.string().trim().min(1).max(500).nullable().optional();
+const patchCountry = z.string().trim().min(2).max(3).nullable().optional();
+const patchDate = isoDate.nullable().optional();
+
 /** Body of PATCH /v1/applicants/{externalUserId}/company-info. */
 export const companyInfoPatchSchema = z
   .object({
-    companyName: optionalText,
-    registrationNumber: optionalText,
-    legalForm: optionalText,
-    incorporationDate: isoDate.optional(),
-    registeredAddress: optionalText,
-    country: z.string().trim().min(2).max(3).optional(),
-    email: optionalText,
-    phone: optionalText,
+    companyName: patchText,
+    registrationNumber: patchText,
+    legalForm: patchText,
+    incorporationDate: patchDate,
+    registeredAddress: patchText,
+    country: patchCountry,
+    email: patchText,
+    phone: patchText,
   })
   .strict();
 export type CompanyInfoPatchInput = z.infer<typeof companyInfoPatchSchema>;
+
+/** Body of PATCH /v1/applicants/{externalUserId}/personal-info (an individual's identity fields). */
+export const personalInfoPatchSchema = z
+  .object({
+    firstName: patchText,
+    lastName: patchText,
+    middleName: patchText,
+    dateOfBirth: patchDate,
+    nationality: patchCountry,
+    country: patchCountry,
+    email: patchText,
+    phone: patchText,
+    address: patchText,
+  })
+  .strict();
+export type PersonalInfoPatchInput = z.infer<typeof personalInfoPatchSchema>;
 
 /** Step states an operator decision applies to (docs/decisions/0103). */
 export const OPERATOR_DECIDABLE_STEP_STATUSES = ['awaitingOperatorReview', 'in_review'] as const;

@@ -1,5 +1,10 @@
 import { Body, Controller, Get, Param, Patch, Post, Query, Res, UseGuards } from '@nestjs/common';
-import { applicantCreateSchema, companyInfoPatchSchema, reviewHistoryQuerySchema } from '@tessera/contracts';
+import {
+  applicantCreateSchema,
+  companyInfoPatchSchema,
+  personalInfoPatchSchema,
+  reviewHistoryQuerySchema,
+} from '@tessera/contracts';
 import { badRequest } from '@tessera/platform';
 import type { FastifyReply } from 'fastify';
 import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
@@ -47,6 +52,15 @@ export class ApplicantsController {
     @Body() body: unknown,
   ) {
     return this.applicants.patchCompanyInfo(partner, id, companyInfoPatchSchema.parse(jsonObject(body)));
+  }
+
+  @Patch(':externalUserId/personal-info')
+  patchPersonalInfo(
+    @Partner() partner: PartnerContext,
+    @Param('externalUserId') id: string,
+    @Body() body: unknown,
+  ) {
+    return this.applicants.patchPersonalInfo(partner, id, personalInfoPatchSchema.parse(jsonObject(body)));
   }
 
   @Get(':externalUserId/company-structure')

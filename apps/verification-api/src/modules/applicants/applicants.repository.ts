@@ -216,9 +216,9 @@ export class ApplicantsRepository {
   }
 
   /**
-   * Merges changed identity fields (level keys), re-claims them, writes `applicant.updated` and
-   * `applicantPersonalInfoChanged`, all in one transaction. 'in_flight' when `registrationCountry` would
-   * change while a verification is under way.
+   * Merges changed identity fields (level keys) and re-claims them; a `null` clears its field and drops its
+   * claim (reopened: the SDK collects it). Writes `applicant.updated` and `applicantPersonalInfoChanged`, all
+   * in one transaction. 'in_flight' when `registrationCountry` would change while a verification is under way.
    */
   async updateInfo(
     applicant: Pick<ApplicantRow, 'id' | 'productId' | 'externalUserId'>,
@@ -232,23 +232,32 @@ export class ApplicantsRepository {
       );
       if (!current) return 'gone';
       const changed = Object.keys(changes).filter(
-        (key) => JSON.stringify(current.info[key]) !== JSON.stringify(changes[key]),
+        (key) => JSON.stringify(current.info[key] ?? null) !== JSON.stringify(changes[key] ?? null),
       );
       if (changed.includes(opts.countryKey) && (await this.inFlight(manager, applicant.id)))
         return 'in_flight';
+      const claimed = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== null));
+      const reopened = Object.keys(changes).filter((key) => changes[key] === null);
       await manager.query(
-        `UPDATE applicants SET info = info || $2::jsonb, updated_at = now() WHERE id = $1`,
-        [applicant.id, JSON.stringify(changes)],
+        `UPDATE applicants SET info = (info || $2::jsonb) - $3::text[], updated_at = now() WHERE id = $1`,
+        [applicant.id, JSON.stringify(claimed), reopened],
       );
       await manager.query(
         `INSERT INTO field_claims (applicant_id, field, value)
          SELECT $1, f.key, f.value FROM jsonb_each($2::jsonb) f
          ON CONFLICT (applicant_id, field)
          DO UPDATE SET value = excluded.value, claimed_by = 'partner', claimed_at = now()`,
-        [applicant.id, JSON.stringify(changes)],
+        [applicant.id, JSON.stringify(claimed)],
       );
+      if (reopened.length > 0) {
+        await manager.query('DELETE FROM field_claims WHERE applicant_id = $1 AND field = ANY($2::text[])', [
+          applicant.id,
+          reopened,
+        ]);
+      }
       await this.recordEvent(manager, applicant, 'applicant.updated', 'partner', {
         fields: Object.keys(changes),
+        reopened,
       });
       await appendToOutbox(manager, [
         {
@@ -260,7 +269,7 @@ export class ApplicantsRepository {
             applicantId: applicant.id,
             externalUserId: applicant.externalUserId,
             changedFields: changed,
-            claimedFields: Object.keys(changes),
+            claimedFields: Object.keys(claimed),
             sandbox: current.sandbox,
             createdAtUtc: new Date().toISOString(),
           },

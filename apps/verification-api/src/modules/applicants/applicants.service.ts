@@ -5,6 +5,7 @@ import {
   COMPANY_REQUEST_FIELDS,
   type CompanyInfoPatchInput,
   INDIVIDUAL_FIELDS,
+  type PersonalInfoPatchInput,
 } from '@tessera/contracts';
 import { badRequest, conflict, forbidden, notFound } from '@tessera/platform';
 import type { LevelEntity } from '../levels/entities/level.entity';
@@ -189,6 +190,24 @@ export class ApplicantsService {
       }
     }
     return this.companyInfo(partner, externalUserId);
+  }
+
+  /**
+   * PATCH .../personal-info: an individual's identity fields, as company-info is a company's (decision 0436).
+   * Answers the applicant (its info and lockedFields after the change).
+   */
+  async patchPersonalInfo(partner: PartnerContext, externalUserId: string, patch: PersonalInfoPatchInput) {
+    const applicant = await this.resolve(partner, externalUserId);
+    if (applicant.type !== 'individual') {
+      throw badRequest('Applicant is a company: its identity fields are PATCHed through company-info');
+    }
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    const changes = toLevelKeys(patch, 'individual', level);
+    if (Object.keys(changes).length > 0) {
+      const result = await this.repository.updateInfo(applicant, changes, { countryKey: COUNTRY_KEY });
+      if (result === 'gone') throw notFound('Applicant not found');
+    }
+    return this.get(partner, externalUserId);
   }
 
   async companyStructure(partner: PartnerContext, externalUserId: string) {

@@ -62,6 +62,15 @@ function checkValue(key: string, value: string | null): { value: string | null }
   return { value: COUNTRY_KEYS.has(key) ? text.toUpperCase() : text };
 }
 
+/**
+ * Whether a submitted value is the stored one. Country codes compare in any case: the SDK upper-cases what the
+ * user types, while a partner's claimed `de` is stored as sent, and resubmitting it unchanged is not a change.
+ */
+function sameAsStored(key: string, stored: unknown, value: unknown): boolean {
+  const norm = (v: unknown) => (COUNTRY_KEYS.has(key) && typeof v === 'string' ? v.toUpperCase() : v);
+  return JSON.stringify(norm(stored ?? null)) === JSON.stringify(norm(value));
+}
+
 /** The 401 message of each refusal, for a session that passed the guard and changed before its handler read it. */
 const REFUSED: Record<SessionRefusal, string> = {
   unknown: 'A valid SDK session token is required',
@@ -165,7 +174,7 @@ export class SdkService {
       const checked = checkValue(key, raw);
       if (locked.has(key)) {
         const value = 'error' in checked ? raw : checked.value;
-        if (JSON.stringify(ctx.applicant.info[key] ?? null) !== JSON.stringify(value)) lockedFields.push(key);
+        if (!sameAsStored(key, ctx.applicant.info[key], value)) lockedFields.push(key);
         continue;
       }
       if ('error' in checked) throw badRequest(`${key}: ${checked.error}`);
