@@ -11,6 +11,7 @@ import { LevelsModule } from './modules/levels/levels.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 import { QuestionnairesModule } from './modules/questionnaires/questionnaires.module';
+import { LINK_SHORT_CODE_IN_PATH } from './modules/sdk/sdk-page.controller';
 import { sdkPagePlugins } from './modules/sdk/sdk-page.service';
 import { SdkModule } from './modules/sdk/sdk.module';
 import { multipartPlugin, ResourcesModule } from './modules/resources/resources.module';
@@ -29,6 +30,7 @@ export class AppModule {
           errorShape: 'verification',
           database: { schema: SCHEMA, entities, migrations },
           httpPlugins: [multipartPlugin(env), ...sdkPagePlugins()],
+          secretPath: LINK_SHORT_CODE_IN_PATH,
           ...overrides,
         }),
         AdminModule,

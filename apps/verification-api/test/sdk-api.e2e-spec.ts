@@ -649,8 +649,18 @@ describe('rate limits', () => {
       await small.http().get(`/sdk/${link.body.shortCode}`).expect(200);
       const page = await small.http().get(`/sdk/${link.body.shortCode}`).expect(429);
       expect(page.headers['retry-after']).toBeDefined();
-      // Every call above was logged (request lines included); the token, and its signature, never.
+      // Every call above was logged (request lines included); the token, and its signature, never; nor the
+      // short code that trades for a token (the page, the resolve, and a Referer on a refused call).
+      await small
+        .http()
+        .get('/api/v1/sdk/session')
+        .set('referer', `https://verify.example/sdk/${link.body.shortCode}?lang=en`)
+        .expect(429);
       expect(logs.text).toContain('/api/v1/sdk/session');
+      expect(logs.text).toContain('"url":"/sdk/[REDACTED]"');
+      expect(logs.text).toContain('/api/v1/sdk/links/[REDACTED]');
+      expect(logs.text).toContain('https://verify.example/sdk/[REDACTED]?lang=en');
+      expect(logs.text).not.toContain(link.body.shortCode);
       expect(logs.text).not.toContain(token);
       expect(logs.text).not.toContain(token.split('.')[2]);
     } finally {

@@ -103,7 +103,7 @@ export async function configureApp(app: NestFastifyApplication, opts: { rpc?: bo
   addSecurityHeaders(fastify, securityHeaderValues());
   refuseUnstorableInput(fastify);
   bindRequestLogger(fastify, app.get(ROOT_LOGGER));
-  if (platform.env.LOG_REQUESTS) logRequests(fastify, app.get(ROOT_LOGGER));
+  if (platform.env.LOG_REQUESTS) logRequests(fastify, app.get(ROOT_LOGGER), platform.secretPath);
   app.get(MetricsService).instrument(fastify);
   app.enableShutdownHooks();
   if (opts.rpc !== false) {

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { LoggerModule } from 'nestjs-pino';
 import { type Store, storage } from 'nestjs-pino/storage';
 import pino, { type Logger, type LoggerOptions } from 'pino';
-import { redactSecrets } from './redact';
+import { REDACTED, redactSecrets } from './redact';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -89,21 +89,44 @@ export function bindRequestLogger(fastify: FastifyInstance, logger: Logger): voi
 }
 
 /**
- * One access line per request. Headers are included only on 4xx and 5xx answers (where they help), and
- * go through the same redaction as every other field.
+ * A function that replaces the segment `secretPath` captures (group 1) by [REDACTED], wherever it occurs in a
+ * URL or a path; the identity without a pattern.
  */
-export function logRequests(fastify: FastifyInstance, logger: Logger): void {
+export function pathRedactor(secretPath: RegExp | undefined): (url: string) => string {
+  if (!secretPath) return (url) => url;
+  const every = new RegExp(
+    secretPath.source,
+    secretPath.flags.includes('g') ? secretPath.flags : `${secretPath.flags}g`,
+  );
+  return (url) =>
+    url.replace(every, (match: string, segment: string) => {
+      const at = match.lastIndexOf(segment);
+      return `${match.slice(0, at)}${REDACTED}${match.slice(at + segment.length)}`;
+    });
+}
+
+/**
+ * One access line per request. Headers are included only on 4xx and 5xx answers (where they help), and
+ * go through the same redaction as every other field; a capability in the path (`secretPath`) is redacted
+ * in the URL and in the Referer.
+ */
+export function logRequests(fastify: FastifyInstance, logger: Logger, secretPath?: RegExp): void {
+  const redactPath = pathRedactor(secretPath);
   fastify.addHook('onResponse', async (request, reply) => {
     if (QUIET_PATHS.test(request.url)) return;
     const status = reply.statusCode;
     const line: Record<string, unknown> = {
       requestId: request.id,
       method: request.method,
-      url: request.url,
+      url: redactPath(request.url),
       statusCode: status,
       durationMs: Math.round(reply.elapsedTime * 10) / 10,
     };
-    if (status >= 400) line.headers = request.headers;
+    if (status >= 400) {
+      const { referer } = request.headers;
+      line.headers =
+        typeof referer === 'string' ? { ...request.headers, referer: redactPath(referer) } : request.headers;
+    }
     if (status >= 500) logger.error(line, 'request completed');
     else if (status >= 400) logger.warn(line, 'request completed');
     else logger.info(line, 'request completed');

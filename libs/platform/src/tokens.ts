@@ -47,6 +47,11 @@ export interface PlatformOptions {
    */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /**
+   * Paths whose captured segment is a capability (the hosted page's link short code: whoever holds it gets
+   * the end user's session). Access lines log the segment as [REDACTED], in the URL and in a Referer.
+   */
+  secretPath?: RegExp;
   /** Where log lines go (default stdout); tests pass a LogCapture. */
   logDestination?: NodeJS.WritableStream;
   /**

@@ -5,6 +5,13 @@ import { RateLimitService } from '../auth/rate-limit.service';
 import { SDK_PAGE_HEADERS, SdkPageService } from './sdk-page.service';
 
 /**
+ * Where a link's short code sits in a path or an absolute URL (the page, and the link resolve that trades it
+ * for an SDK token): access lines log it as [REDACTED] (PlatformOptions.secretPath). Holding the code is holding
+ * the end user's session until the link expires, so it must not be readable from logs.
+ */
+export const LINK_SHORT_CODE_IN_PATH = /(?:^|\/\/[^/?#]+)\/(?:sdk|api\/v1\/sdk\/links)\/([^/?#]+)/;
+
+/**
  * `GET /sdk/{shortCode}`: the hosted page. The HTML is the same for every code (the page reads the code from
  * its own path and trades it for a token); page loads are rate-limited per IP like SDK calls.
  */
