@@ -1,5 +1,6 @@
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientRedis, ServerRedis, type MicroserviceOptions } from '@nestjs/microservices';
+import type { Redis } from 'ioredis';
 import { firstValueFrom, timeout, TimeoutError } from 'rxjs';
 import { AppException } from './errors';
 import type { z } from 'zod';
@@ -18,16 +19,58 @@ function redisTransportOptions(url: string) {
   };
 }
 
+/** How long a request's claim is kept: well past any caller's timeout, so a late replica still finds it. */
+const CLAIM_MS = 60_000;
+
+/** The request id of a raw RPC message, or undefined for an event (no reply expected) or garbage. */
+function requestIdOf(buffer: string | Buffer): string | undefined {
+  try {
+    const id = (JSON.parse(buffer.toString()) as { id?: unknown }).id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Redis RPC server whose channels carry a namespace (QUEUE_PREFIX), so that deployments,
  * or parallel test files, sharing one Redis never answer each other's requests.
+ *
+ * Nest's Redis transport is publish/subscribe: every replica of a service receives every request. Each request
+ * is therefore claimed first (`SET <namespace>:rpc-claim:<id> NX`), and only the replica whose claim succeeds
+ * runs the handler and replies; the others drop it. Without the claim, two webhook-dispatcher replicas both
+ * ran a partner's PUT (each rotating the signing secret: the partner got one, the other was stored), both ran
+ * a retry (one answered 409 "not failed" after the other re-queued it) and both sent a test delivery. A claim
+ * that cannot be written (Redis away) runs nothing: the caller times out and answers 503, retry with back-off.
  */
 export class NamespacedRedisServer extends ServerRedis {
+  private readonly claimLogger = new Logger('RpcServer');
+
   constructor(
     url: string,
     private readonly namespace: string,
   ) {
     super(redisTransportOptions(url));
+  }
+
+  override async handleMessage(
+    channel: string,
+    buffer: string,
+    pub: Redis,
+    pattern: string,
+  ): Promise<unknown> {
+    const id = requestIdOf(buffer);
+    if (id !== undefined) {
+      let claimed: string | null;
+      try {
+        claimed = await pub.set(`${this.namespace}:rpc-claim:${id}`, '1', 'PX', CLAIM_MS, 'NX');
+      } catch (err) {
+        this.claimLogger.warn(`RPC request not claimed (${(err as Error).message}); the caller will retry`);
+        return undefined;
+      }
+      if (claimed !== 'OK') return undefined;
+    }
+    return super.handleMessage(channel, buffer, pub, pattern);
   }
 
   override getRequestPattern(pattern: string): string {

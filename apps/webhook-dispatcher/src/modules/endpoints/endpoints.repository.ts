@@ -14,25 +14,34 @@ export class EndpointsRepository {
     return this.dataSource.getRepository(WebhookEndpointEntity).findOneBy({ id });
   }
 
-  /** Inserts or replaces the (tenant, source) endpoint; `secretSealed` null keeps the stored secret. */
+  /**
+   * Inserts or replaces the (tenant, source) endpoint. `candidateSealed` (a fresh secret) is stored when the
+   * endpoint is new, its URL changes, or it has no secret; the stored one is kept when the URL is the same.
+   * The decision is taken in the statement, under the row lock that INSERT … ON CONFLICT takes, so concurrent
+   * PUTs (two replicas, two partner calls) serialise: `rotated` says whether this call's candidate is what is
+   * stored now, i.e. whether its secret may be returned (contract: only by the request that generates it).
+   */
   async upsert(
     tenantId: string,
     source: string,
     url: string,
-    secretSealed: string | null,
+    candidateSealed: string,
     subscribedEventTypes: string[] | null,
-  ): Promise<WebhookEndpointEntity> {
-    const rows: { id: string }[] = await this.dataSource.query(
+  ): Promise<{ endpoint: WebhookEndpointEntity; rotated: boolean }> {
+    const rows: { id: string; rotated: boolean }[] = await this.dataSource.query(
       `INSERT INTO webhook_endpoints (tenant_id, source, url, secret_sealed, subscribed_event_types)
        VALUES ($1, $2, $3, $4, $5::jsonb)
        ON CONFLICT (tenant_id, source) DO UPDATE SET
          url = EXCLUDED.url,
-         secret_sealed = COALESCE($6, webhook_endpoints.secret_sealed),
+         secret_sealed = CASE
+           WHEN webhook_endpoints.url = EXCLUDED.url AND webhook_endpoints.secret_sealed <> ''
+             THEN webhook_endpoints.secret_sealed
+           ELSE EXCLUDED.secret_sealed END,
          subscribed_event_types = EXCLUDED.subscribed_event_types,
          updated_at = now()
-       RETURNING id`,
-      [tenantId, source, url, secretSealed ?? '', JSON.stringify(subscribedEventTypes), secretSealed],
+       RETURNING id, secret_sealed = $4 AS rotated`,
+      [tenantId, source, url, candidateSealed, JSON.stringify(subscribedEventTypes)],
     );
-    return (await this.findById(rows[0]!.id))!;
+    return { endpoint: (await this.findById(rows[0]!.id))!, rotated: rows[0]!.rotated };
   }
 }

@@ -63,19 +63,18 @@ export class EndpointsService {
         subscribedEventTypes: unknown.map((t) => `unknown event type: ${t}`),
       });
     }
-    const existing = await this.endpoints.find(tenantId, source);
-    const rotate = !existing || existing.url !== body.url;
-    const secret = rotate ? generateWebhookSecret() : null;
-    const sealed = secret ? this.box.seal(secret, this.aad(tenantId, source)) : null;
-    const saved = await this.endpoints.upsert(
+    // A candidate secret every time: the upsert keeps the stored one when the URL is unchanged, and says
+    // whether it stored this one, atomically (two PUTs at once cannot both believe they rotated).
+    const secret = generateWebhookSecret();
+    const { endpoint, rotated } = await this.endpoints.upsert(
       tenantId,
       source,
       body.url,
-      sealed,
+      this.box.seal(secret, this.aad(tenantId, source)),
       types ? [...new Set(types)] : null,
     );
     this.cache.delete(this.aad(tenantId, source));
-    return this.view(saved, secret);
+    return this.view(endpoint, rotated ? secret : null);
   }
 
   async get(tenantId: string, source: WebhookSource): Promise<WebhookConfiguration> {

@@ -1,0 +1,90 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { WEBHOOK_RPC } from '@tessera/contracts';
+import { createTestEnvironment, type TestEnvironment } from '@tessera/testing';
+import { Webhook } from 'standardwebhooks';
+import { bootDispatcher, dispatcherMigrator, rpc } from './support/harness';
+import { HttpsReceiver, makeCertificate, waitFor } from './support/https-receiver';
+import { testResolver } from './support/resolver';
+
+/**
+ * Two dispatcher replicas on one Redis and one database, as deployed (deploy/k8s: replicas 2). Nest's Redis
+ * transport hands every request to every replica; each partner call must still run exactly once.
+ */
+let env: TestEnvironment;
+let one: NestFastifyApplication;
+let two: NestFastifyApplication;
+let receiver: HttpsReceiver;
+
+const scope = { tenantId: 'tenant-replicas', source: 'custody' };
+type Config = { url: string; signingSecret: string | null };
+
+beforeAll(async () => {
+  const cert = makeCertificate();
+  receiver = new HttpsReceiver(cert);
+  await receiver.start();
+  env = await createTestEnvironment([dispatcherMigrator()]);
+  const replica = () =>
+    bootDispatcher(
+      env,
+      {
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
+        WEBHOOK_CA_FILE: cert.certFile,
+        WEBHOOK_TIME_SCALE: '0.001',
+        WEBHOOK_POLL_MS: '20',
+      },
+      testResolver(),
+    );
+  one = await replica();
+  two = await replica();
+}, 60_000);
+
+afterAll(async () => {
+  await two?.close();
+  await one?.close();
+  await env?.teardown();
+  await receiver?.stop();
+});
+
+const put = async (path: string): Promise<Config> => {
+  const reply = await rpc(one, WEBHOOK_RPC.PUT_ENDPOINT, { ...scope, body: { url: receiver.url(path) } });
+  expect(reply.ok).toBe(true);
+  return (reply as { result: Config }).result;
+};
+
+/** Sends webhook.test and answers the one request the receiver got for it, verified with `secret`. */
+async function testDelivery(path: string, secret: string) {
+  const before = receiver.at(path).length;
+  const reply = await rpc(two, WEBHOOK_RPC.SEND_TEST, scope);
+  expect(reply).toMatchObject({ ok: true, result: { status: 'delivered' } });
+  // A second replica's copy would land within milliseconds: give it time to show up.
+  await new Promise((r) => setTimeout(r, 500));
+  const received = receiver.at(path).slice(before);
+  expect(received).toHaveLength(1);
+  return new Webhook(secret).verify(received[0]!.rawBody, received[0]!.headers as Record<string, string>);
+}
+
+it('a PUT runs once: the secret it returns is the one that signs, and a repeat answers null', async () => {
+  for (let round = 0; round < 5; round += 1) {
+    const path = `/replicas-${round}`;
+    const first = await put(path);
+    expect(first.signingSecret).toMatch(/^whsec_/);
+    expect((await put(path)).signingSecret).toBeNull();
+    expect(await testDelivery(path, first.signingSecret!)).toMatchObject({ eventType: 'webhook.test' });
+  }
+});
+
+it('concurrent PUTs of different URLs: each secret returned was stored by its own PUT; the winner signs', async () => {
+  const paths = ['/race-a', '/race-b', '/race-c', '/race-d'];
+  const configs = await Promise.all(paths.map((path) => put(path)));
+  for (const config of configs) expect(config.signingSecret).toMatch(/^whsec_/);
+  await rpc(one, WEBHOOK_RPC.SEND_TEST, scope);
+  const [path] = await waitFor(
+    async () => paths.filter((p) => receiver.at(p).length > 0),
+    (hit) => hit.length === 1,
+  );
+  const winner = configs[paths.indexOf(path!)]!;
+  const [req] = receiver.at(path!);
+  expect(() =>
+    new Webhook(winner.signingSecret!).verify(req!.rawBody, req!.headers as Record<string, string>),
+  ).not.toThrow();
+});
