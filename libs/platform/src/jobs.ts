@@ -18,7 +18,15 @@ import {
   parseJobPayload,
   type QueueName,
 } from '@tessera/contracts';
-import { type Job, type JobsOptions, Queue, UnrecoverableError, Worker } from 'bullmq';
+import {
+  type AdvancedOptions,
+  type Job,
+  type JobsOptions,
+  type MinimalJob,
+  Queue,
+  UnrecoverableError,
+  Worker,
+} from 'bullmq';
 import type Redis from 'ioredis';
 import { bullPrefix } from './redis';
 import { PLATFORM_OPTIONS, REDIS, type PlatformOptions } from './tokens';
@@ -36,9 +44,38 @@ export const ProcessJob = (job: { name: string }) => SetMetadata(PROCESS_JOB, jo
  */
 export const QUICK_STALL_RECOVERY = { lockDurationMs: 15_000, stalledIntervalMs: 5_000 } as const;
 
+/** Longest wait between two attempts of a job (the back-off doubles from its first delay up to this). */
+export const JOB_RETRY_MAX_DELAY_MS = 60_000;
+
+/**
+ * The wait before attempt `attemptsMade + 1`: the first delay doubled per attempt, capped at a minute, with
+ * ±10 % jitter so that jobs failed together do not come back together.
+ */
+export function cappedBackoffMs(attemptsMade: number, firstDelayMs: number): number {
+  const delay = Math.min(firstDelayMs * 2 ** Math.max(0, attemptsMade - 1), JOB_RETRY_MAX_DELAY_MS);
+  return Math.round(delay * (0.9 + Math.random() * 0.2));
+}
+
+/** BullMQ's custom back-off strategies (Worker `settings`): `capped-exponential` (cappedBackoffMs). */
+export const WORKER_SETTINGS: AdvancedOptions = {
+  backoffStrategy: (attemptsMade: number, type?: string, _err?: Error, job?: MinimalJob): number => {
+    if (type !== 'capped-exponential') return 0;
+    const first = Number((job?.opts.backoff as { delay?: number } | undefined)?.delay ?? 1000);
+    return cappedBackoffMs(attemptsMade, first);
+  },
+};
+
+/**
+ * A job that fails for a reason that passes (its database or media-store away for a minute, a node that
+ * rate-limits) is retried until it succeeds: about two weeks of attempts, a minute apart once the back-off
+ * reaches its cap. Five attempts (about 15 s) used to be the limit, and a job that ran out was kept failed
+ * and never run again: a webhook batch whose events had already left the outbox was lost, and a verification
+ * step stayed `in_review` for ever (decision 0438). A payload that does not parse still fails at once
+ * (UnrecoverableError: dead-lettered, never retried).
+ */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
-  attempts: 5,
-  backoff: { type: 'exponential', delay: 1000 },
+  attempts: 20_000,
+  backoff: { type: 'capped-exponential', delay: 1000 },
   removeOnComplete: { count: 1000 },
   removeOnFail: { age: 7 * 24 * 3600 },
 };
@@ -148,6 +185,7 @@ export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
         connection: this.redis,
         prefix: bullPrefix(this.options.env.QUEUE_PREFIX),
         concurrency: this.options.workerConcurrency ?? 20,
+        settings: WORKER_SETTINGS,
         ...(this.options.maxStalledCount !== undefined
           ? { maxStalledCount: this.options.maxStalledCount }
           : {}),
