@@ -165,6 +165,29 @@ describe('operator API: levels', () => {
     expect(defaults).toEqual([{ name: 'BASIC_KYC', applicant_type: 'company' }]);
   });
 
+  it('concurrent default creates of one type: never a false "already exists", exactly one default after', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const product = await h.admin<{ id: string }>('post', '/products', { name: 'P' });
+      const results = await Promise.all(
+        ['ONE', 'TWO', 'THREE'].map((name) =>
+          h
+            .http()
+            .post(`/admin/v1/products/${product.id}/levels`)
+            .set(bearer)
+            .send({ ...INDIVIDUAL_LEVEL, name }),
+        ),
+      );
+      for (const res of results) {
+        expect([201, 409]).toContain(res.status);
+        if (res.status === 409) expect(res.body.message).not.toMatch(/already exists/);
+      }
+      const defaults = await h.sql('SELECT name FROM levels WHERE product_id = $1 AND is_default', [
+        product.id,
+      ]);
+      expect(defaults).toHaveLength(1);
+    }
+  });
+
   it('a step config nested past the limit is 400 {message}, not a 500', async () => {
     const product = await h.admin<{ id: string }>('post', '/products', { name: 'P' });
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;

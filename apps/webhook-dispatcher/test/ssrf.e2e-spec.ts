@@ -20,6 +20,8 @@ const dns = testResolver({
   'public.example': [['93.184.216.34']],
   'public6.example': [['2606:2800:220:1:248:1893:25c8:1946']],
   'compat.example': [['::a9fe:a9fe']],
+  // Node's resolver prints an IPv4-compatible answer in dotted form, which ipaddr.js reads as IPv4-mapped.
+  'compat-dotted.example': [['::8.8.8.8']],
   'sixtofour.example': [['2002:a00:1::1']],
   'v6doc.example': [['93.184.216.34', '2001:db8::5']],
 });
@@ -82,6 +84,7 @@ const refused: [string, RegExp][] = [
   ['https://[::8.8.8.8]/hook', /ipv4Compatible/],
   ['https://[0:0:0:0:0:0:a9fe:a9fe]/hook', /ipv4Compatible/],
   ['https://compat.example/hook', /ipv4Compatible, carries 169\.254\.169\.254/],
+  ['https://compat-dotted.example/hook', /::8\.8\.8\.8 is not public \(ipv4Compatible, carries 8\.8\.8\.8\)/],
   // IPv4-mapped spellings
   ['https://[::ffff:a9fe:a9fe]/hook', /169\.254\.169\.254 is not public \(linkLocal\)/],
   ['https://[0:0:0:0:0:ffff:c0a8:101]/hook', /192\.168\.1\.1 is not public \(private\)/],

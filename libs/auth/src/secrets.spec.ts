@@ -50,6 +50,19 @@ describe('SecretBox', () => {
     expect(() => box.open(sealed, 'row-2')).toThrow();
   });
 
+  it('refuses a truncated authentication tag (GCM would accept 4 bytes of it)', () => {
+    const box = new SecretBox(MASTER, 'a');
+    const sealed = box.seal('x', 'row-1');
+    const parts = sealed.split('.');
+    const tag = Buffer.from(parts[2]!, 'base64url');
+    expect(tag).toHaveLength(16);
+    for (const length of [4, 8, 12, 15]) {
+      parts[2] = tag.subarray(0, length).toString('base64url');
+      expect(() => box.open(parts.join('.'), 'row-1')).toThrow('Not a sealed secret');
+    }
+    expect(box.openText(sealed, 'row-1')).toBe('x');
+  });
+
   it('rejects a master key that is not 32 bytes', () => {
     expect(() => new SecretBox(Buffer.alloc(16).toString('base64'), 'a')).toThrow(/32 bytes/);
   });

@@ -4,6 +4,15 @@ const SECRET_KEY =
 
 export const REDACTED = '[REDACTED]';
 
+/**
+ * Keys whose values are public only in a known shape: an API key id (`vk_live_…`, `ck_test_…`) is logged, but a
+ * value of another shape in that header is most likely a secret sent in the wrong header (a partner who
+ * swapped X-Api-Key and X-Api-Secret) and is redacted.
+ */
+const PUBLIC_ONLY_AS: Record<string, RegExp> = {
+  'x-api-key': /^(vk|ck)_(live|test)_[A-Za-z0-9]{1,64}$/,
+};
+
 export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key);
 }
@@ -16,7 +25,9 @@ export function redactSecrets<T>(value: T, depth = 0): T {
   if (value instanceof Error) return value;
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
-    out[key] = isSecretKey(key) ? REDACTED : redactSecrets(inner, depth + 1);
+    const shape = PUBLIC_ONLY_AS[key.toLowerCase()];
+    if (shape) out[key] = typeof inner === 'string' && shape.test(inner) ? inner : REDACTED;
+    else out[key] = isSecretKey(key) ? REDACTED : redactSecrets(inner, depth + 1);
   }
   return out as T;
 }

@@ -48,7 +48,9 @@ export class LevelsRepository {
           .insert()
           .into(LevelEntity)
           .values({ ...input, productId } as never)
-          .orIgnore()
+          // Only a taken name is a duplicate: a concurrent default of the same type (levels_one_default_per_type)
+          // raises, and answers 409 "concurrent change" rather than a false "already exists".
+          .onConflict('("product_id", "name") DO NOTHING')
           .returning('id')
           .execute();
         const id = (rows.raw as { id: string }[])[0]?.id;

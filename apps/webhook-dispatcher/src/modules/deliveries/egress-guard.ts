@@ -129,6 +129,10 @@ function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | undefined {
 
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
+/** ::/96, as Node parses it (ipaddr.js mistakes its dotted form for IPv4-mapped). */
+const IPV4_COMPATIBLE = new BlockList();
+IPV4_COMPATIBLE.addSubnet('::', 96, 'ipv6');
+
 /**
  * Webhook URL rules (custody contract, "Limits"): https only, no credentials, and every address the host
  * resolves to must be global unicast. IPv4-mapped IPv6 is judged as the IPv4 address it carries; every
@@ -147,8 +151,15 @@ export class EgressGuard {
   refusalFor(address: string): string | null {
     if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
     let ip = ipaddr.parse(address);
-    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress())
-      ip = (ip as ipaddr.IPv6).toIPv4Address();
+    if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) {
+      // ipaddr.js reads the IPv4-compatible dotted form (::8.8.8.8, ::/96) as IPv4-mapped (::ffff:8.8.8.8);
+      // Node's parser does not. Only a real ::ffff: prefix is judged as the IPv4 address it carries.
+      const v4 = (ip as ipaddr.IPv6).toIPv4Address();
+      if (IPV4_COMPATIBLE.check(address, 'ipv6')) {
+        return `address ${address} is not public (ipv4Compatible, carries ${v4.toString()})`;
+      }
+      ip = v4;
+    }
     if (this.allowPrivate.some(([net, bits]) => net.kind() === ip.kind() && ip.match([net, bits] as never)))
       return null;
     const range = ip.range();
