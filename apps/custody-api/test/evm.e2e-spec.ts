@@ -538,3 +538,40 @@ describe('restarts', () => {
     expect(rows.every((r) => r.n === '1')).toBe(true);
   }, 90_000);
 });
+
+describe('gas top-ups under load (decision 0439)', () => {
+  it('more concurrent USDT withdrawals needing a top-up than the worker has connections all complete', async () => {
+    // A worker with a 3-connection pool: 5 broadcasts at once each hold one while their top-up runs. On the
+    // main pool that was a deadlock (each waiting for a 4th connection); the station has a pool of its own.
+    await worker?.close();
+    worker = await bootWorker(h, { ...chainVars, DB_POOL_SIZE: '3' });
+    const station = (
+      await request(h.api.getHttpServer())
+        .get(`/admin/tenants/${tenantId}/gas-station`)
+        .set('authorization', `Bearer ${TEST_ADMIN_TOKEN}`)
+        .expect(200)
+    ).body;
+    await node.rpc('hardhat_setBalance', [station.address, `0x${(10n * ETH).toString(16)}`]);
+    const dest = await addressBookEntry(ASSETS.USDT);
+    const wallets = [];
+    for (let i = 0; i < 5; i++) {
+      const w = await liveWallet(ASSETS.USDT);
+      await creditedDeposit(w.walletId, w.address, 50n * USDT, true);
+      expect(await node.balance(w.address)).toBe(0n);
+      wallets.push(w);
+    }
+    const ids = await Promise.all(wallets.map((w) => withdraw(w.walletId, dest, '10')));
+    const miner = setInterval(() => void node.mine(1).catch(() => undefined), 100);
+    try {
+      const done = await until(
+        () => Promise.all(ids.map((id) => tx(id))),
+        (list) => list.every((t) => TERMINAL.includes(t.status)),
+        45_000,
+      );
+      expect(done.map((t) => t.status)).toEqual(ids.map(() => 'Completed'));
+    } finally {
+      clearInterval(miner);
+    }
+    for (const w of wallets) expect(await ledgerMatches(w.walletId)).toMatchObject({ total: '40000000' });
+  }, 120_000);
+});

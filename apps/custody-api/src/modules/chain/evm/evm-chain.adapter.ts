@@ -149,8 +149,9 @@ export class EvmChainAdapter implements ChainAdapter {
   }
 
   /**
-   * Gives `address` the ETH for `needed` wei of gas from the tenant's gas station (also before a fee bump), in a database transaction
-   * of its own (the top-up is on-chain whatever happens to the withdrawal).
+   * Gives `address` the ETH for `needed` wei of gas from the tenant's gas station (also before a fee bump), in a
+   * database transaction of its own, on a pool of its own (the top-up is on-chain whatever happens to the
+   * withdrawal, and its caller may hold a connection of the main pool: decision 0439).
    */
   async fundGas(
     tenantId: string,
@@ -160,10 +161,11 @@ export class EvmChainAdapter implements ChainAdapter {
   ): Promise<'enough' | 'topped-up' | 'unfunded'> {
     const balance = await this.rpc.pendingBalance(address);
     if (balance >= needed) return 'enough';
-    const seed = await this.repository.tenantSeed(tenantId);
-    if (!seed) return 'unfunded';
-    const station = this.keys.account(tenantId, seed, gasStationPath(environment));
-    return this.repository.inTransaction(async (manager) => {
+    // On the station's own pool: the caller may hold a connection of the main one (decision 0439).
+    return this.repository.stationTransaction(async (manager) => {
+      const seed = await this.repository.tenantSeed(manager, tenantId);
+      if (!seed) return 'unfunded' as const;
+      const station = this.keys.account(tenantId, seed, gasStationPath(environment));
       const nonce = await this.repository.lockNonce(manager, this.settings.chainId, station.address, () =>
         this.rpc.pendingNonce(station.address),
       );

@@ -1,7 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import { DataSource, type DataSourceOptions, type EntityManager } from 'typeorm';
 import { rowsOf } from '../../ledger/ledger';
+
+/** Connections of the gas station's pool: top-ups of one tenant serialise on the station's nonce anyway. */
+const STATION_POOL_SIZE = 2;
 
 /** A deposit address the scanner watches, with the wallet it credits. */
 export interface WatchedAddress {
@@ -76,8 +79,37 @@ export interface NewDeposit {
 
 /** The EVM chain's tables: scan cursor, recent block hashes, nonces and the on-chain side of transactions. */
 @Injectable()
-export class EvmRepository {
+export class EvmRepository implements OnModuleDestroy {
+  /** The gas station's own small pool (stationTransaction), opened on first use. */
+  private station?: Promise<DataSource>;
+
   constructor(@InjectDataSource() readonly db: DataSource) {}
+
+  async onModuleDestroy(): Promise<void> {
+    const station = await this.station?.catch(() => undefined);
+    if (station?.isInitialized) await station.destroy();
+  }
+
+  /**
+   * Runs `work` in a transaction on a pool of its own (STATION_POOL_SIZE connections). A gas top-up runs while
+   * its withdrawal's broadcast holds a connection of the main pool and the transaction's row lock; taking a
+   * second connection from that same pool deadlocked the worker as soon as as many top-ups ran at once as the
+   * pool had connections (every one holding one and waiting for another), freezing every step, deposit credit
+   * and outbox relay of the process. This pool's transactions touch only the tenant's seed and the station's
+   * nonce row, which no broadcast holds, so they always finish (decision 0439).
+   */
+  async stationTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    this.station ??= new DataSource({
+      ...this.db.options,
+      subscribers: [],
+      extra: {
+        ...(this.db.options.extra as Record<string, unknown>),
+        max: STATION_POOL_SIZE,
+        application_name: 'custody-gas-station',
+      },
+    } as DataSourceOptions).initialize();
+    return (await this.station).transaction(work);
+  }
 
   // ---- withdrawals -------------------------------------------------------------------------------------
 
@@ -93,8 +125,8 @@ export class EvmRepository {
     return rows[0];
   }
 
-  async tenantSeed(tenantId: string): Promise<string | undefined> {
-    const [row] = await this.db.query(`SELECT "hd_seed_sealed" AS "seed" FROM "tenants" WHERE "id" = $1`, [
+  async tenantSeed(manager: EntityManager, tenantId: string): Promise<string | undefined> {
+    const [row] = await manager.query(`SELECT "hd_seed_sealed" AS "seed" FROM "tenants" WHERE "id" = $1`, [
       tenantId,
     ]);
     return row?.seed ?? undefined;
