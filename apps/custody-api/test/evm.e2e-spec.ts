@@ -1,5 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { EvmKeys } from '../src/modules/chain/evm/evm-keys';
 import { FUNDER, startHardhat, type HardhatNode } from './hardhat';
 import request from 'supertest';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
@@ -574,4 +576,87 @@ describe('gas top-ups under load (decision 0439)', () => {
     }
     for (const w of wallets) expect(await ledgerMatches(w.walletId)).toMatchObject({ total: '40000000' });
   }, 120_000);
+});
+
+describe('an earlier send that was never recorded (decision 0440)', () => {
+  it.each(['pending', 'mined'])(
+    'is found and recorded when %s: one transfer on the chain, Completed once, the hold not released early',
+    async (state) => {
+      const w = await liveWallet(ASSETS.ETH);
+      await creditedDeposit(w.walletId, w.address, ETH);
+      const dest = await addressBookEntry(ASSETS.ETH);
+      await worker?.close();
+      worker = undefined;
+      const id = await withdraw(w.walletId, dest, '0.25');
+
+      // What an attempt leaves when the node took its transaction and its database transaction then rolled
+      // back (a lost answer, a crash): the intent committed, the transaction on the node, nothing recorded.
+      const [sender] = await sql<{ path: string; seed: string; tenant: string }>(
+        h,
+        `SELECT a.derivation_path AS path, t.hd_seed_sealed AS seed, t.id AS tenant
+           FROM wallet_addresses a JOIN wallets wl ON wl.id = a.wallet_id JOIN tenants t ON t.id = wl.tenant_id
+          WHERE a.wallet_id = $1`,
+        [w.walletId],
+      );
+      const account = new EvmKeys(h.env.env.SECRETS_MASTER_KEY!).account(
+        sender.tenant,
+        sender.seed,
+        sender.path,
+      );
+      const nonce = Number(await node.rpc<string>('eth_getTransactionCount', [w.address, 'pending']));
+      const fees = { maxFeePerGas: 20_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+      const raw = await account.signTransaction({
+        chainId: 31337,
+        type: 'eip1559',
+        nonce,
+        to: dest as `0x${string}`,
+        value: ETH / 4n,
+        gas: 21_000n,
+        ...fees,
+      });
+      await sql(
+        h,
+        `INSERT INTO evm_send_intents (transaction_id, chain_id, from_address, nonce, tx_hash, raw_tx, gas_limit,
+                                       max_fee_per_gas, max_priority_fee_per_gas)
+         VALUES ($1, 31337, $2, $3, $4, $5, 21000, $6, $7)`,
+        [
+          id,
+          w.address.toLowerCase(),
+          nonce,
+          keccak256(raw),
+          raw,
+          String(fees.maxFeePerGas),
+          String(fees.maxPriorityFeePerGas),
+        ],
+      );
+      const hash = await node.sendRaw(raw);
+      if (state === 'mined') await node.mine(1);
+
+      worker = await bootWorker(h, chainVars);
+      const miner = setInterval(() => void node.mine(1).catch(() => undefined), 100);
+      let done: any;
+      try {
+        done = await until(
+          () => tx(id),
+          (t) => TERMINAL.includes(t.status),
+          30_000,
+        );
+      } finally {
+        clearInterval(miner);
+      }
+      expect(done).toMatchObject({ status: 'Completed', txHash: hash });
+      // Sent once: the address's next nonce is one past the earlier send, and the destination got 0.25 ETH.
+      expect(Number(await node.rpc<string>('eth_getTransactionCount', [w.address, 'latest']))).toBe(
+        nonce + 1,
+      );
+      expect(await node.balance(dest)).toBe(ETH / 4n);
+      expect(await sql(h, 'SELECT 1 FROM evm_send_intents WHERE transaction_id = $1', [id])).toEqual([]);
+      const fee = await feeOf(hash);
+      expect(await ledgerMatches(w.walletId)).toMatchObject({
+        total: String(ETH - ETH / 4n - fee),
+        locked: '0',
+      });
+    },
+    90_000,
+  );
 });

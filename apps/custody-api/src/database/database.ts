@@ -6,6 +6,7 @@ import { EvmBlockEntity } from '../modules/chain/evm/entities/evm-block.entity';
 import { EvmCursorEntity } from '../modules/chain/evm/entities/evm-cursor.entity';
 import { EvmNonceEntity } from '../modules/chain/evm/entities/evm-nonce.entity';
 import { EvmTransferEntity } from '../modules/chain/evm/entities/evm-transfer.entity';
+import { EvmSendIntentEntity } from '../modules/chain/evm/entities/evm-send-intent.entity';
 import { ReconciliationFindingEntity } from '../modules/reconciliation/entities/reconciliation-finding.entity';
 import { ReconciliationRunEntity } from '../modules/reconciliation/entities/reconciliation-run.entity';
 import { BalanceEntity } from '../modules/ledger/balance.entity';
@@ -42,6 +43,7 @@ export const entities = [
   EvmBlockEntity,
   EvmNonceEntity,
   EvmTransferEntity,
+  EvmSendIntentEntity,
   WithdrawalPolicyEntity,
   WithdrawalApprovalEntity,
   PolicyDecisionEntity,

@@ -9,6 +9,7 @@ import { Reconciliation1795410000002 } from './1795410000002-Reconciliation';
 import { WholeBatchCheck1795470000000 } from './1795470000000-WholeBatchCheck';
 import { TransactionEventSequence1795520000000 } from './1795520000000-TransactionEventSequence';
 import { UnfinishedTransactionsIndex1795550000000 } from './1795550000000-UnfinishedTransactionsIndex';
+import { EvmSendIntents1795570000002 } from './1795570000002-EvmSendIntents';
 
 /** Every migration of schema "custody", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -22,4 +23,5 @@ export const migrations = withOutboxMigrations([
   WholeBatchCheck1795470000000,
   TransactionEventSequence1795520000000,
   UnfinishedTransactionsIndex1795550000000,
+  EvmSendIntents1795570000002,
 ]);

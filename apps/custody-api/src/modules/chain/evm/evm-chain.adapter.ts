@@ -1,10 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { encodeFunctionData } from 'viem';
+import type { EntityManager } from 'typeorm';
+import { encodeFunctionData, keccak256 } from 'viem';
 import type { BalanceDelta } from '../../ledger/ledger';
 import type { BroadcastRequest, BroadcastResult, ChainAdapter } from '../chain-adapter';
 import { EvmKeys, gasStationPath } from './evm-keys';
 import { ERC20_TRANSFER_ABI, type EvmRpc, NodeRejectedError } from './evm-rpc';
-import type { EvmRepository } from './evm.repository';
+import type { EvmRepository, SendIntent } from './evm.repository';
 import type { EvmSettings } from './evm-settings';
 
 /** Gas of a plain ETH transfer to an externally owned account. */
@@ -52,6 +53,13 @@ export class EvmChainAdapter implements ChainAdapter {
     const isToken = t.assetSymbol !== 'ETH';
     if (isToken && !this.settings.usdtContract) {
       return { ok: false, reason: `No ${t.assetSymbol} contract is configured for this chain` };
+    }
+    // An earlier attempt committed its signed transaction and may have sent it without recording the send:
+    // settle that one first, before anything (a gas estimate, a new signature) that its success would change.
+    const prior = await this.repository.sendIntent(manager, t.id);
+    if (prior) {
+      const recovered = await this.recover(t, manager, sender, prior, isToken);
+      if (recovered) return recovered;
     }
     const amount = BigInt(t.amount);
     const call = isToken
@@ -119,33 +127,123 @@ export class EvmChainAdapter implements ChainAdapter {
       maxFeePerGas: fees.maxFeePerGas,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
-    let txHash: string;
+    const txHash = keccak256(serialized);
+    const intent: SendIntent = {
+      transactionId: t.id,
+      chainId: this.settings.chainId,
+      fromAddress: sender.address,
+      nonce,
+      txHash,
+      rawTx: serialized,
+      gasLimit: String(gasLimit),
+      maxFeePerGas: String(fees.maxFeePerGas),
+      maxPriorityFeePerGas: String(fees.maxPriorityFeePerGas),
+    };
+    // Committed before the send: if the node takes it and this transaction then rolls back (a lost answer, a
+    // crash, a dropped connection), the next attempt finds it instead of signing a second version.
+    await this.repository.recordSendIntent(intent);
     try {
-      txHash = await this.rpc.sendRaw(serialized);
+      await this.rpc.sendRaw(serialized);
     } catch (err) {
       if (err instanceof NodeRejectedError) {
-        // The nonce was not used: the next send takes it, so nonces stay gap-free.
+        // The node refused this transaction, so it was never sent: the nonce stays free for the next send.
+        await this.repository.dropSendIntent(t.id);
         if (toppedUp && /insufficient funds/i.test(err.message)) throw new RetryLaterError(err.message);
         return { ok: false, reason: `Rejected by the network: ${err.message}` };
       }
       throw err;
     }
-    await this.repository.setNextNonce(manager, this.settings.chainId, sender.address, nonce + 1);
+    return this.recordSend(t, manager, intent, isToken ? null : maxFee, deltas);
+  }
+
+  /**
+   * An earlier attempt's transaction (decision 0440). The node has it (pending or mined), or takes the same bytes
+   * again: it is this withdrawal's send, recorded as if this attempt had made it. The node neither has nor takes
+   * it (its nonce went to another transaction, or it can no longer pay): it was never mined through this node,
+   * so the intent is dropped and the withdrawal signs afresh (undefined).
+   */
+  private async recover(
+    t: BroadcastRequest['record'],
+    manager: EntityManager,
+    sender: { address: string },
+    prior: SendIntent,
+    isToken: boolean,
+  ): Promise<BroadcastResult | undefined> {
+    let known = await this.rpc.knows(prior.txHash);
+    if (!known) {
+      try {
+        await this.rpc.sendRaw(prior.rawTx);
+        known = true;
+      } catch (err) {
+        if (!(err instanceof NodeRejectedError)) throw err;
+        known = await this.rpc.knows(prior.txHash);
+      }
+    }
+    if (!known) {
+      this.logger.warn(
+        { transactionId: t.id, txHash: prior.txHash, nonce: prior.nonce, from: sender.address },
+        'an unrecorded earlier send is not on the chain; signing afresh',
+      );
+      await this.repository.dropSendIntent(t.id);
+      return undefined;
+    }
+    this.logger.warn(
+      { transactionId: t.id, txHash: prior.txHash, nonce: prior.nonce, from: sender.address },
+      'recording an earlier send the node had accepted',
+    );
+    let feeHeld: bigint | null = null;
+    const deltas: BalanceDelta[] = [];
+    if (!isToken) {
+      // The fee is held as the first attempt held it; the transaction is out whatever the balance says now,
+      // so at most what is available (the receipt posts the real fee).
+      const maxFee = BigInt(prior.gasLimit) * BigInt(prior.maxFeePerGas);
+      const available = await this.repository.lockAvailable(manager, t.walletId);
+      feeHeld = available < maxFee ? available : maxFee;
+      deltas.push({
+        walletId: t.walletId,
+        transactionId: t.id,
+        kind: 'fee-hold',
+        available: -feeHeld,
+        locked: feeHeld,
+      });
+    }
+    return this.recordSend(t, manager, prior, feeHeld, deltas);
+  }
+
+  /** The send, recorded in the broadcast's transaction: the nonce, evm_transfers, and the intent dropped. */
+  private async recordSend(
+    t: BroadcastRequest['record'],
+    manager: EntityManager,
+    sent: SendIntent,
+    feeHeld: bigint | null,
+    deltas: BalanceDelta[],
+  ): Promise<BroadcastResult> {
+    const next = await this.repository.lockNonce(manager, this.settings.chainId, sent.fromAddress, () =>
+      this.rpc.pendingNonce(sent.fromAddress),
+    );
+    if (next <= sent.nonce) {
+      await this.repository.setNextNonce(manager, this.settings.chainId, sent.fromAddress, sent.nonce + 1);
+    }
     await this.repository.insertOutbound(manager, {
       transactionId: t.id,
       chainId: this.settings.chainId,
-      txHash,
-      fromAddress: sender.address,
+      txHash: sent.txHash,
+      fromAddress: sent.fromAddress,
       toAddress: t.destinationAddress,
-      nonce,
-      gasLimit,
-      maxFeePerGas: fees.maxFeePerGas,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      feeHeld: isToken ? null : maxFee,
-      feeWalletId: isToken ? null : t.walletId,
+      nonce: sent.nonce,
+      gasLimit: BigInt(sent.gasLimit),
+      maxFeePerGas: BigInt(sent.maxFeePerGas),
+      maxPriorityFeePerGas: BigInt(sent.maxPriorityFeePerGas),
+      feeHeld,
+      feeWalletId: feeHeld === null ? null : t.walletId,
     });
-    this.logger.log({ transactionId: t.id, txHash, nonce, from: sender.address }, 'withdrawal broadcast');
-    return { ok: true, txHash, networkFee: String(maxFee), feeCurrency: 'ETH', deltas };
+    await this.repository.dropSendIntent(t.id, manager);
+    this.logger.log(
+      { transactionId: t.id, txHash: sent.txHash, nonce: sent.nonce, from: sent.fromAddress },
+      'withdrawal broadcast',
+    );
+    const networkFee = BigInt(sent.gasLimit) * BigInt(sent.maxFeePerGas);
+    return { ok: true, txHash: sent.txHash, networkFee: String(networkFee), feeCurrency: 'ETH', deltas };
   }
 
   /**

@@ -141,6 +141,17 @@ export class EvmRpc {
     }
   }
 
+  /** Whether the node has the transaction, pending or mined. */
+  async knows(hash: string): Promise<boolean> {
+    try {
+      await this.client.getTransaction({ hash: hash as Hash });
+      return true;
+    } catch (err) {
+      if ((err as Error).name === 'TransactionNotFoundError') return false;
+      throw err;
+    }
+  }
+
   /** The account's next nonce counting its pending transactions. */
   pendingNonce(address: string): Promise<number> {
     return this.client.getTransactionCount({ address: address as `0x${string}`, blockTag: 'pending' });

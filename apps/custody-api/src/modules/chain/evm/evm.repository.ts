@@ -6,6 +6,19 @@ import { rowsOf } from '../../ledger/ledger';
 /** Connections of the gas station's pool: top-ups of one tenant serialise on the station's nonce anyway. */
 const STATION_POOL_SIZE = 2;
 
+/** A withdrawal's signed transaction, committed before it is sent (decision 0440). */
+export interface SendIntent {
+  transactionId: string;
+  chainId: number;
+  fromAddress: string;
+  nonce: number;
+  txHash: string;
+  rawTx: `0x${string}`;
+  gasLimit: string;
+  maxFeePerGas: string;
+  maxPriorityFeePerGas: string;
+}
+
 /** A deposit address the scanner watches, with the wallet it credits. */
 export interface WatchedAddress {
   address: string;
@@ -165,6 +178,58 @@ export class EvmRepository implements OnModuleDestroy {
       [row] = await select();
     }
     return Number(row.next);
+  }
+
+  /** The signed transaction an earlier attempt committed before sending it, if that attempt was not recorded. */
+  async sendIntent(manager: EntityManager, transactionId: string): Promise<SendIntent | undefined> {
+    const [row] = await manager.query(
+      `SELECT "chain_id" AS "chainId", "from_address" AS "fromAddress", "nonce"::int AS "nonce",
+              "tx_hash" AS "txHash", "raw_tx" AS "rawTx", "gas_limit"::text AS "gasLimit",
+              "max_fee_per_gas"::text AS "maxFeePerGas", "max_priority_fee_per_gas"::text AS "maxPriorityFeePerGas"
+         FROM "evm_send_intents" WHERE "transaction_id" = $1`,
+      [transactionId],
+    );
+    return row ? { ...row, transactionId } : undefined;
+  }
+
+  /**
+   * Commits `intent` before its transaction is sent, on the side pool (stationTransaction): the broadcast's own
+   * transaction may roll back after the node accepted it, and this row must survive that.
+   */
+  async recordSendIntent(intent: SendIntent): Promise<void> {
+    await this.stationTransaction((manager) =>
+      manager.query(
+        `INSERT INTO "evm_send_intents" ("transaction_id", "chain_id", "from_address", "nonce", "tx_hash", "raw_tx",
+           "gas_limit", "max_fee_per_gas", "max_priority_fee_per_gas")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT ("transaction_id") DO UPDATE SET "chain_id" = EXCLUDED."chain_id",
+           "from_address" = EXCLUDED."from_address", "nonce" = EXCLUDED."nonce", "tx_hash" = EXCLUDED."tx_hash",
+           "raw_tx" = EXCLUDED."raw_tx", "gas_limit" = EXCLUDED."gas_limit",
+           "max_fee_per_gas" = EXCLUDED."max_fee_per_gas",
+           "max_priority_fee_per_gas" = EXCLUDED."max_priority_fee_per_gas", "created_at" = now()`,
+        [
+          intent.transactionId,
+          intent.chainId,
+          intent.fromAddress.toLowerCase(),
+          intent.nonce,
+          intent.txHash,
+          intent.rawTx,
+          intent.gasLimit,
+          intent.maxFeePerGas,
+          intent.maxPriorityFeePerGas,
+        ],
+      ),
+    );
+  }
+
+  /**
+   * Drops the intent: in the broadcast's transaction once the send is recorded (both commit or neither), or on
+   * the side pool (no manager) when the node refused the transaction for good.
+   */
+  async dropSendIntent(transactionId: string, manager?: EntityManager): Promise<void> {
+    const drop = (m: EntityManager) =>
+      m.query('DELETE FROM "evm_send_intents" WHERE "transaction_id" = $1', [transactionId]);
+    await (manager ? drop(manager) : this.stationTransaction(drop));
   }
 
   async setNextNonce(manager: EntityManager, chainId: number, address: string, next: number): Promise<void> {
