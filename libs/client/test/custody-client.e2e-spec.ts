@@ -334,6 +334,20 @@ describe('custody client: webhooks', () => {
     expect(() => constructWebhookEvent({ secret, rawBody: tampered, headers: created.headers })).toThrow(
       'X-Webhook-Signature does not match',
     );
+    // A delivery stripped of its timestamped headers is a replay waiting to happen: refused unless asked.
+    const onlyContract = {
+      ...created.headers,
+      'webhook-id': undefined,
+      'webhook-timestamp': undefined,
+      'webhook-signature': undefined,
+    };
+    expect(verifyWebhook({ secret, rawBody: created.body, headers: onlyContract })).toEqual({
+      ok: false,
+      reason: 'webhook-signature missing: the timestamped signature is required',
+    });
+    expect(
+      verifyWebhook({ secret, rawBody: created.body, headers: onlyContract, requireTimestamp: false }),
+    ).toEqual({ ok: true, schemes: ['x-webhook-signature'] });
 
     const listed = await client.webhooks.deliveries.list({ pageSize: 1 }).toArray(3);
     expect(listed.length).toBeGreaterThanOrEqual(2);

@@ -8,7 +8,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * - Standard Webhooks `webhook-id`, `webhook-timestamp`, `webhook-signature` (`v1,<base64>` of
  *   HMAC-SHA256 over `id.timestamp.body`, keyed with the base64-decoded part after `whsec_`), whose timestamp
  *   must lie within `toleranceSeconds` of now (default 300), which bounds replays.
- * Every signature header present must match, in constant time, on the exact raw bytes; at least one must be.
+ * Every signature header present must match, in constant time, on the exact raw bytes. The Standard Webhooks
+ * headers must be present too unless `requireTimestamp` is false: the contract header carries no timestamp, so
+ * a delivery stripped of the others would otherwise be accepted however old it is (a replay).
  */
 export type HeaderBag = Headers | Record<string, string | string[] | undefined>;
 
@@ -22,6 +24,12 @@ export interface VerifyWebhookInput {
   toleranceSeconds?: number;
   /** Clock in ms (default Date.now). */
   now?: () => number;
+  /**
+   * Require the timestamped Standard Webhooks signature (default true; every Tessera delivery carries it). Set
+   * false only behind a proxy that drops the `webhook-*` headers: `X-Webhook-Signature` alone then passes, and
+   * replays are no longer bounded in time.
+   */
+  requireTimestamp?: boolean;
 }
 
 export type WebhookVerification =
@@ -110,7 +118,11 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookVerification {
     schemes.push('standard-webhooks');
   }
 
-  return schemes.length > 0 ? { ok: true, schemes } : { ok: false, reason: 'no signature header' };
+  if (schemes.length === 0) return { ok: false, reason: 'no signature header' };
+  if (!schemes.includes('standard-webhooks') && (input.requireTimestamp ?? true)) {
+    return { ok: false, reason: 'webhook-signature missing: the timestamped signature is required' };
+  }
+  return { ok: true, schemes };
 }
 
 /** The envelope every delivery carries, `sequence` included (decision 0225; absent only from older servers). */
