@@ -48,6 +48,57 @@ export interface TokenTransferLog {
   value: bigint;
 }
 
+/**
+ * The RPC URL as it may be logged: scheme and host only. A hosted node's URL usually carries its API key in the
+ * path (`/v3/<key>`) or the query, and viem puts the whole URL into every error message it raises, which the
+ * watcher and the worker log.
+ */
+export function loggableRpcUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const hidden = parsed.pathname !== '/' || parsed.search !== '' || parsed.username !== '';
+    return hidden ? `${parsed.protocol}//${parsed.host}/[REDACTED]` : `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return '[REDACTED]';
+  }
+}
+
+/** `client` whose methods' errors never carry `url` (replaced by loggableRpcUrl) in their messages. */
+function withoutSecretUrl(client: PublicClient, url: string): PublicClient {
+  const safe = loggableRpcUrl(url);
+  const variants = [...new Set([url, url.replace(/\/$/, ''), new URL(url).toString()])].filter(Boolean);
+  const scrub = (err: unknown): unknown => {
+    if (!(err instanceof Error)) return err;
+    const record = err as unknown as Record<string, unknown>;
+    for (const key of ['message', 'shortMessage', 'details', 'url']) {
+      const value = record[key];
+      if (typeof value !== 'string') continue;
+      let clean = value;
+      for (const v of variants) clean = clean.split(v).join(safe);
+      if (clean !== value)
+        Object.defineProperty(err, key, { value: clean, writable: true, configurable: true });
+    }
+    if (err.cause) scrub(err.cause);
+    return err;
+  };
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        try {
+          const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+          return result instanceof Promise
+            ? result.catch((err: unknown) => Promise.reject(scrub(err)))
+            : result;
+        } catch (err) {
+          throw scrub(err);
+        }
+      };
+    },
+  });
+}
+
 /** A node's answer that refuses the request itself (as opposed to the node being unreachable). */
 export class NodeRejectedError extends Error {}
 
@@ -58,7 +109,8 @@ export class EvmRpc {
   readonly client: PublicClient;
 
   constructor(readonly url: string) {
-    this.client = createPublicClient({ transport: http(url, { batch: { wait: 0 }, retryCount: 1 }) });
+    const client = createPublicClient({ transport: http(url, { batch: { wait: 0 }, retryCount: 1 }) });
+    this.client = withoutSecretUrl(client, url);
   }
 
   chainId(): Promise<number> {
