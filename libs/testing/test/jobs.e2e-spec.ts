@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { JOBS, QUEUES, type WebhookEventPayload } from '@tessera/contracts';
-import { bullPrefix, JobQueues, ProcessJob } from '@tessera/platform';
+import { bullPrefix, DEFAULT_JOB_OPTIONS, JobQueues, ProcessJob } from '@tessera/platform';
 import { Queue, QueueEvents } from 'bullmq';
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
@@ -138,7 +138,7 @@ describe('JobQueues.addBulk (one job without a pipeline, several in one)', () =>
     const job = await queue.getJob('one-a');
     expect(job!.name).toBe(JOBS.WEBHOOK_EVENT.name);
     expect(job!.data).toEqual(payload);
-    expect(job!.opts.attempts).toBe(5); // the queue's default job options apply on both paths
+    expect(job!.opts.attempts).toBe(DEFAULT_JOB_OPTIONS.attempts); // the queue's default job options apply on both paths
   });
 
   it('several jobs: all queued in one call, ids already held dropped', async () => {
@@ -148,7 +148,7 @@ describe('JobQueues.addBulk (one job without a pipeline, several in one)', () =>
       { payload: event(), jobId: 'many-b' },
     ]);
     expect(await ids('waiting')).toEqual(['many-a', 'many-b', 'one-a']);
-    expect((await queue.getJob('many-b'))!.opts.attempts).toBe(5);
+    expect((await queue.getJob('many-b'))!.opts.attempts).toBe(DEFAULT_JOB_OPTIONS.attempts);
   });
 
   it('checks every payload before it enqueues any, and an empty list enqueues nothing', async () => {

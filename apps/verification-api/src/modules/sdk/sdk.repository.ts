@@ -128,10 +128,13 @@ export class SdkRepository {
    * Submits the enrollment, in one transaction: steps without user input (`serverKinds`) that are still
    * pending move to `submitted`; the enrollment becomes `submitted`, the applicant `pending`;
    * `enrollment.submitted` is recorded and `applicantPending` written to the outbox. The enrollment row lock
-   * makes a concurrent second submit see `already`.
+   * makes a concurrent second submit see `already`. The applicant's row is locked first, as every review write
+   * locks it before the enrollment (completeReview, operator actions, expiry): the other order deadlocked
+   * against an operator's decision or action on the same applicant.
    */
   async submitEnrollment(ctx: SdkContext, serverKinds: string[]): Promise<'submitted' | 'already'> {
     const result = await this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [ctx.applicant.id]);
       const opened = await updateReturning<{ id: string }>(
         manager,
         `UPDATE enrollments SET status = 'submitted', updated_at = now()
