@@ -72,6 +72,20 @@ const balanceOf = (walletId: string) => live.get(`/wallets/${walletId}/balance`)
 const tx = (id: string) => live.get(`/transactions/${id}`).then((r) => r.body);
 const until = <T>(probe: () => Promise<T>, done: (v: T) => boolean, ms = 20_000) => waitFor(probe, done, ms);
 
+/** The transactions once every one is terminal, with a block mined every 100 ms meanwhile. */
+async function settledWhileMining(ids: string[], ms: number): Promise<any[]> {
+  const miner = setInterval(() => void node.mine(1).catch(() => undefined), 100);
+  try {
+    return await until(
+      () => Promise.all(ids.map((id) => tx(id))),
+      (list) => list.every((t) => TERMINAL.includes(t.status)),
+      ms,
+    );
+  } finally {
+    clearInterval(miner);
+  }
+}
+
 /** Sum of the ledger entries of a wallet equals its balance row, and no bucket is negative. */
 async function ledgerMatches(walletId: string) {
   const [row] = await sql(
@@ -225,21 +239,7 @@ describe('withdrawals', () => {
     await creditedDeposit(w.walletId, w.address, 10n * ETH);
     const dest = await addressBookEntry(ASSETS.ETH);
     const ids = await Promise.all(Array.from({ length: 20 }, () => withdraw(w.walletId, dest, '0.1')));
-    const miner = setInterval(() => void node.mine(1).catch(() => undefined), 100);
-    let finals: any[];
-    try {
-      finals = await Promise.all(
-        ids.map((id) =>
-          until(
-            () => tx(id),
-            (t) => TERMINAL.includes(t.status),
-            90_000,
-          ),
-        ),
-      );
-    } finally {
-      clearInterval(miner);
-    }
+    const finals = await settledWhileMining(ids, 90_000);
     expect(finals.map((t) => t.status)).toEqual(ids.map(() => 'Completed'));
     const rows = await sql<{ nonce: string; from_address: string; tx_hash: string }>(
       h,
@@ -304,17 +304,7 @@ describe('withdrawals', () => {
 
     await node.rpc('hardhat_setBalance', [station.address, `0x${ETH.toString(16)}`]);
     const id = await withdraw(w.walletId, dest, '120.25');
-    const miner = setInterval(() => void node.mine(1).catch(() => undefined), 100);
-    let done: any;
-    try {
-      done = await until(
-        () => tx(id),
-        (t) => TERMINAL.includes(t.status),
-        30_000,
-      );
-    } finally {
-      clearInterval(miner);
-    }
+    const [done] = await settledWhileMining([id], 30_000);
     expect(done).toMatchObject({
       status: 'Completed',
       feeCurrency: 'ETH',
@@ -563,17 +553,8 @@ describe('gas top-ups under load (decision 0439)', () => {
       wallets.push(w);
     }
     const ids = await Promise.all(wallets.map((w) => withdraw(w.walletId, dest, '10')));
-    const miner = setInterval(() => void node.mine(1).catch(() => undefined), 100);
-    try {
-      const done = await until(
-        () => Promise.all(ids.map((id) => tx(id))),
-        (list) => list.every((t) => TERMINAL.includes(t.status)),
-        45_000,
-      );
-      expect(done.map((t) => t.status)).toEqual(ids.map(() => 'Completed'));
-    } finally {
-      clearInterval(miner);
-    }
+    const done = await settledWhileMining(ids, 45_000);
+    expect(done.map((t) => t.status)).toEqual(ids.map(() => 'Completed'));
     for (const w of wallets) expect(await ledgerMatches(w.walletId)).toMatchObject({ total: '40000000' });
   }, 120_000);
 });
@@ -633,17 +614,7 @@ describe('an earlier send that was never recorded (decision 0440)', () => {
       if (state === 'mined') await node.mine(1);
 
       worker = await bootWorker(h, chainVars);
-      const miner = setInterval(() => void node.mine(1).catch(() => undefined), 100);
-      let done: any;
-      try {
-        done = await until(
-          () => tx(id),
-          (t) => TERMINAL.includes(t.status),
-          30_000,
-        );
-      } finally {
-        clearInterval(miner);
-      }
+      const [done] = await settledWhileMining([id], 30_000);
       expect(done).toMatchObject({ status: 'Completed', txHash: hash });
       // Sent once: the address's next nonce is one past the earlier send, and the destination got 0.25 ETH.
       expect(Number(await node.rpc<string>('eth_getTransactionCount', [w.address, 'latest']))).toBe(
