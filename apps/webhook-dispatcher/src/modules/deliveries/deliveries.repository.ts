@@ -121,12 +121,18 @@ SELECT (SELECT coalesce(json_agg(event_id), '[]') FROM inbox) AS recorded,
 export const RECORD_BATCH = `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    i int, id uuid, attempt_count int, status text, next_attempt_at timestamptz, attempted_at timestamptz,
+    i int, id uuid, attempt_count int, attempt_base int, status text, next_attempt_at timestamptz,
+    attempted_at timestamptz,
     last_error text, request_url text, http_status_code int, response_body text, error_message text,
     duration_ms int, success boolean)
 ), d AS (
   UPDATE webhook_deliveries w SET
-    attempt_count = w.attempt_count + 1, status = x.status, next_attempt_at = x.next_attempt_at,
+    attempt_count = w.attempt_count + 1,
+    -- Re-queued by the partner while this attempt was in flight (attempt_base moved): a failed outcome keeps the
+    -- re-queue's fresh cycle instead of writing the old cycle's next step (or its end, dead) over it.
+    status = CASE WHEN w.attempt_base <> x.attempt_base AND x.status <> 'delivered' THEN w.status ELSE x.status END,
+    next_attempt_at = CASE WHEN w.attempt_base <> x.attempt_base AND x.status <> 'delivered'
+                           THEN w.next_attempt_at ELSE x.next_attempt_at END,
     last_attempt_at = x.attempted_at,
     delivered_at = CASE WHEN x.status = 'delivered' THEN x.attempted_at ELSE w.delivered_at END,
     last_error = x.last_error
@@ -266,6 +272,7 @@ export class DeliveriesRepository {
       i,
       id: claimed.id,
       attempt_count: claimed.attemptCount,
+      attempt_base: claimed.attemptBase,
       status: next.status,
       next_attempt_at: next.nextAttemptAt?.toISOString() ?? null,
       attempted_at: attempt.attemptedAt.toISOString(),
