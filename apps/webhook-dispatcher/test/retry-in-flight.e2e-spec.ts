@@ -15,7 +15,7 @@ let app: NestFastifyApplication;
 let receiver: HttpsReceiver;
 let db: DataSource;
 
-const scope = { tenantId: 'tenant-in-flight', source: 'custody' };
+const scope = { tenantId: 'tenant-in-flight', source: 'custody' as const };
 
 beforeAll(async () => {
   ({ env, app, receiver } = await dispatcherWithReceiver({ WEBHOOK_POLL_MS: '600000' }));
