@@ -180,15 +180,7 @@ export class ApplicantsService {
   }
 
   async patchCompanyInfo(partner: PartnerContext, externalUserId: string, patch: CompanyInfoPatchInput) {
-    const applicant = await this.company(partner, externalUserId);
-    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
-    const changes = toLevelKeys(patch, 'company', level);
-    if (Object.keys(changes).length > 0) {
-      const result = await this.repository.updateInfo(applicant, changes, { countryKey: COUNTRY_KEY });
-      if (result === 'in_flight') {
-        throw conflict('country cannot change while a verification is in flight; reset the applicant first');
-      }
-    }
+    await this.applyInfoPatch(await this.company(partner, externalUserId), patch);
     return this.companyInfo(partner, externalUserId);
   }
 
@@ -201,13 +193,23 @@ export class ApplicantsService {
     if (applicant.type !== 'individual') {
       throw badRequest('Applicant is a company: its identity fields are PATCHed through company-info');
     }
-    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
-    const changes = toLevelKeys(patch, 'individual', level);
-    if (Object.keys(changes).length > 0) {
-      const result = await this.repository.updateInfo(applicant, changes, { countryKey: COUNTRY_KEY });
-      if (result === 'gone') throw notFound('Applicant not found');
-    }
+    await this.applyInfoPatch(applicant, patch);
     return this.get(partner, externalUserId);
+  }
+
+  /**
+   * The identity fields of either PATCH, under level keys and kept to what the level enables: written and
+   * claimed (null: cleared and reopened). 409 for a company's country change during a verification in flight.
+   */
+  private async applyInfoPatch(applicant: ApplicantRow, patch: Record<string, unknown>): Promise<void> {
+    const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
+    const changes = toLevelKeys(patch, applicant.type, level);
+    if (Object.keys(changes).length === 0) return;
+    const result = await this.repository.updateInfo(applicant, changes, { countryKey: COUNTRY_KEY });
+    if (result === 'gone') throw notFound('Applicant not found');
+    if (result === 'in_flight') {
+      throw conflict('country cannot change while a verification is in flight; reset the applicant first');
+    }
   }
 
   async companyStructure(partner: PartnerContext, externalUserId: string) {

@@ -153,7 +153,7 @@ export class EvmChainAdapter implements ChainAdapter {
       }
       throw err;
     }
-    return this.recordSend(t, manager, intent, isToken ? null : maxFee, deltas);
+    return this.recordSend(t, manager, intent, isToken ? null : maxFee, deltas, nonce);
   }
 
   /**
@@ -217,10 +217,14 @@ export class EvmChainAdapter implements ChainAdapter {
     sent: SendIntent,
     feeHeld: bigint | null,
     deltas: BalanceDelta[],
+    /** The sender's next nonce when this transaction already holds its row (a fresh send locked it to sign). */
+    lockedNext?: number,
   ): Promise<BroadcastResult> {
-    const next = await this.repository.lockNonce(manager, this.settings.chainId, sent.fromAddress, () =>
-      this.rpc.pendingNonce(sent.fromAddress),
-    );
+    const next =
+      lockedNext ??
+      (await this.repository.lockNonce(manager, this.settings.chainId, sent.fromAddress, () =>
+        this.rpc.pendingNonce(sent.fromAddress),
+      ));
     if (next <= sent.nonce) {
       await this.repository.setNextNonce(manager, this.settings.chainId, sent.fromAddress, sent.nonce + 1);
     }
@@ -260,7 +264,7 @@ export class EvmChainAdapter implements ChainAdapter {
     const balance = await this.rpc.pendingBalance(address);
     if (balance >= needed) return 'enough';
     // On the station's own pool: the caller may hold a connection of the main one (decision 0439).
-    return this.repository.stationTransaction(async (manager) => {
+    return this.repository.sideTransaction(async (manager) => {
       const seed = await this.repository.tenantSeed(manager, tenantId);
       if (!seed) return 'unfunded' as const;
       const station = this.keys.account(tenantId, seed, gasStationPath(environment));

@@ -3,8 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions, type EntityManager } from 'typeorm';
 import { rowsOf } from '../../ledger/ledger';
 
-/** Connections of the gas station's pool: top-ups of one tenant serialise on the station's nonce anyway. */
-const STATION_POOL_SIZE = 2;
+/** Connections of the side pool: short transactions; top-ups of one tenant serialise on the station's nonce anyway. */
+const SIDE_POOL_SIZE = 2;
 
 /** A withdrawal's signed transaction, committed before it is sent (decision 0440). */
 export interface SendIntent {
@@ -93,35 +93,37 @@ export interface NewDeposit {
 /** The EVM chain's tables: scan cursor, recent block hashes, nonces and the on-chain side of transactions. */
 @Injectable()
 export class EvmRepository implements OnModuleDestroy {
-  /** The gas station's own small pool (stationTransaction), opened on first use. */
-  private station?: Promise<DataSource>;
+  /** A small pool of its own (sideTransaction), opened on first use. */
+  private side?: Promise<DataSource>;
 
   constructor(@InjectDataSource() readonly db: DataSource) {}
 
   async onModuleDestroy(): Promise<void> {
-    const station = await this.station?.catch(() => undefined);
-    if (station?.isInitialized) await station.destroy();
+    const side = await this.side?.catch(() => undefined);
+    if (side?.isInitialized) await side.destroy();
   }
 
   /**
-   * Runs `work` in a transaction on a pool of its own (STATION_POOL_SIZE connections). A gas top-up runs while
+   * Runs `work` in a transaction on a pool of its own (SIDE_POOL_SIZE connections), for writes that must commit
+   * apart from the broadcast's transaction while it holds a connection of the main pool: gas top-ups and send
+   * intents (decision 0440). A gas top-up runs while
    * its withdrawal's broadcast holds a connection of the main pool and the transaction's row lock; taking a
    * second connection from that same pool deadlocked the worker as soon as as many top-ups ran at once as the
    * pool had connections (every one holding one and waiting for another), freezing every step, deposit credit
-   * and outbox relay of the process. This pool's transactions touch only the tenant's seed and the station's
-   * nonce row, which no broadcast holds, so they always finish (decision 0439).
+   * and outbox relay of the process. This pool's transactions touch only the tenant's seed, the station's nonce
+   * row and evm_send_intents, which no broadcast holds, so they always finish (decision 0439).
    */
-  async stationTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    this.station ??= new DataSource({
+  async sideTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    this.side ??= new DataSource({
       ...this.db.options,
       subscribers: [],
       extra: {
         ...(this.db.options.extra as Record<string, unknown>),
-        max: STATION_POOL_SIZE,
-        application_name: 'custody-gas-station',
+        max: SIDE_POOL_SIZE,
+        application_name: 'custody-side',
       },
     } as DataSourceOptions).initialize();
-    return (await this.station).transaction(work);
+    return (await this.side).transaction(work);
   }
 
   // ---- withdrawals -------------------------------------------------------------------------------------
@@ -193,11 +195,11 @@ export class EvmRepository implements OnModuleDestroy {
   }
 
   /**
-   * Commits `intent` before its transaction is sent, on the side pool (stationTransaction): the broadcast's own
+   * Commits `intent` before its transaction is sent, on the side pool (sideTransaction): the broadcast's own
    * transaction may roll back after the node accepted it, and this row must survive that.
    */
   async recordSendIntent(intent: SendIntent): Promise<void> {
-    await this.stationTransaction((manager) =>
+    await this.sideTransaction((manager) =>
       manager.query(
         `INSERT INTO "evm_send_intents" ("transaction_id", "chain_id", "from_address", "nonce", "tx_hash", "raw_tx",
            "gas_limit", "max_fee_per_gas", "max_priority_fee_per_gas")
@@ -229,7 +231,7 @@ export class EvmRepository implements OnModuleDestroy {
   async dropSendIntent(transactionId: string, manager?: EntityManager): Promise<void> {
     const drop = (m: EntityManager) =>
       m.query('DELETE FROM "evm_send_intents" WHERE "transaction_id" = $1', [transactionId]);
-    await (manager ? drop(manager) : this.stationTransaction(drop));
+    await (manager ? drop(manager) : this.sideTransaction(drop));
   }
 
   async setNextNonce(manager: EntityManager, chainId: number, address: string, next: number): Promise<void> {
