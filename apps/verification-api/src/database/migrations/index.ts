@@ -7,6 +7,7 @@ import { Checks1795270000000 } from './1795270000000-Checks';
 import { UboRollUp1795300000000 } from './1795300000000-UboRollUp';
 import { ChecksWakeAfterCommit1795510000000 } from './1795510000000-ChecksWakeAfterCommit';
 import { ApplicantEventSequence1795530000000 } from './1795530000000-ApplicantEventSequence';
+import { EnrollmentsReplaced1795570000003 } from './1795570000003-EnrollmentsReplaced';
 
 /** Every migration of schema "verification", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -18,4 +19,5 @@ export const migrations = withOutboxMigrations([
   UboRollUp1795300000000,
   ChecksWakeAfterCommit1795510000000,
   ApplicantEventSequence1795530000000,
+  EnrollmentsReplaced1795570000003,
 ]);

@@ -10,6 +10,7 @@ import {
   wakeOutboxRelay,
 } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
+import { reopenScreening } from '../checks/screening-reopen';
 
 export interface ApplicantRow {
   id: string;
@@ -255,9 +256,11 @@ export class ApplicantsRepository {
           reopened,
         ]);
       }
+      const rescreened = await reopenScreening(manager, applicant.id, changed);
       await this.recordEvent(manager, applicant, 'applicant.updated', 'partner', {
         fields: Object.keys(changes),
         reopened,
+        reopenedSteps: rescreened,
       });
       await appendToOutbox(manager, [
         {

@@ -34,9 +34,11 @@ export class ChecksRepository {
    * Expires up to `limit` open enrollments whose link has expired, each in its own transaction (the
    * applicant's row lock first, as every review write takes it):
    * - the enrollment becomes `expired` and `enrollment.expired` is recorded;
-   * - when it is the applicant's latest enrollment, every step of its level that is not `completed` becomes
-   *   `expired` (steps without progress get an `expired` row), and an applicant still waiting for the user
-   *   (`init`, `awaiting_user`) becomes `expired`.
+   * - when it is the applicant's latest enrollment, every step of its level still waiting for this
+   *   enrollment becomes `expired` (`pending`, or `submitted` under it; steps without progress get an
+   *   `expired` row), and an applicant still waiting for the user (`init`, `awaiting_user`) becomes `expired`.
+   *   Steps an earlier, submitted enrollment put under review keep going (decision 0131: enrollments already
+   *   submitted do not expire), as do results.
    * Returns how many enrollments expired.
    */
   async expireEnrollments(limit: number): Promise<number> {
@@ -71,7 +73,8 @@ export class ChecksRepository {
                FROM levels l, jsonb_array_elements(l.steps) step WHERE l.id = $3
              ON CONFLICT (applicant_id, kind) DO UPDATE
                SET review_status = 'expired', enrollment_id = excluded.enrollment_id, updated_at = now()
-               WHERE applicant_steps.review_status <> ALL('{completed,expired}'::text[])
+               WHERE applicant_steps.review_status IN ('pending', 'submitted')
+                 AND (applicant_steps.enrollment_id IS NULL OR applicant_steps.enrollment_id = $2)
              RETURNING kind`,
             [applicant.id, enrollment.id, row.levelId],
           );

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Question } from '@tessera/contracts';
 import { DataSource } from 'typeorm';
+import { lockOpenSession } from '../sessions/open-session-lock';
 
 export interface QuestionnaireRow {
   id: string;
@@ -44,7 +45,10 @@ export class QuestionnairesRepository {
     return row?.answers ?? {};
   }
 
-  /** Merges the answers into the enrollment's stored ones and records the review event, in one transaction. */
+  /**
+   * Merges the answers into the enrollment's stored ones and records the review event, in one transaction;
+   * 'closed' (nothing saved) when the enrollment is no longer open under the applicant's lock.
+   */
   async saveAnswers(input: {
     enrollmentId: string;
     applicantId: string;
@@ -52,8 +56,9 @@ export class QuestionnairesRepository {
     questionnaireId: string;
     answers: Record<string, unknown>;
     cleared: string[];
-  }): Promise<Record<string, unknown>> {
+  }): Promise<Record<string, unknown> | 'closed'> {
     return this.dataSource.transaction(async (manager) => {
+      if (!(await lockOpenSession(manager, input.applicantId, input.enrollmentId))) return 'closed';
       const [row] = await manager.query<{ answers: Record<string, unknown> }[]>(
         `INSERT INTO questionnaire_answers (enrollment_id, applicant_id, questionnaire_id, answers)
          VALUES ($1, $2, $3, $4::jsonb)

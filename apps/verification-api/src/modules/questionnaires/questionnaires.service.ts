@@ -74,6 +74,7 @@ export class QuestionnairesService {
       else values[id] = checked.value;
     }
     const stored = await this.repository.saveAnswers({ ...ctx, answers: values, cleared });
+    if (stored === 'closed') throw conflict('The verification was already submitted');
     return { answers: stored, missing: missingAnswers(questionnaire.questions, stored) };
   }
 

@@ -3,6 +3,8 @@ import { VERIFICATION_EVENTS } from '@tessera/contracts';
 import { appendToOutbox, notifyChannel } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import { CHECKS_CHANNEL } from '../checks/checks-channel';
+import { reopenScreening } from '../checks/screening-reopen';
+import { lockOpenSession } from '../sessions/open-session-lock';
 import type { SdkContext } from '../sessions/session-contexts';
 
 /** Step states that count as "the user's data is in" (anything past `pending`, except `expired`). */
@@ -26,10 +28,11 @@ export class SdkRepository {
   async saveInfo(
     ctx: SdkContext,
     changes: Record<string, unknown>,
-  ): Promise<{ info: Record<string, unknown>; refused: string[] }> {
+  ): Promise<{ info: Record<string, unknown>; refused: string[] } | 'closed'> {
     return this.dataSource.transaction(async (manager) => {
+      if (!(await lockOpenSession(manager, ctx.applicant.id, ctx.enrollmentId))) return 'closed';
       const [current] = await manager.query<{ info: Record<string, unknown> }[]>(
-        'SELECT info FROM applicants WHERE id = $1 FOR UPDATE',
+        'SELECT info FROM applicants WHERE id = $1',
         [ctx.applicant.id],
       );
       const claims = await manager.query<{ field: string }[]>(
@@ -58,13 +61,14 @@ export class SdkRepository {
           WHERE id = $1 RETURNING info`,
         [ctx.applicant.id, JSON.stringify(set), removed],
       );
+      const rescreened = await reopenScreening(manager, ctx.applicant.id, changed);
       await manager.query(
         `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
          VALUES ($1, $2, 'applicant.updated', 'sdk', $3::jsonb)`,
         [
           ctx.applicant.id,
           ctx.applicant.productId,
-          JSON.stringify({ enrollmentId: ctx.enrollmentId, fields: changed }),
+          JSON.stringify({ enrollmentId: ctx.enrollmentId, fields: changed, reopenedSteps: rescreened }),
         ],
       );
       await appendToOutbox(manager, [
@@ -94,8 +98,9 @@ export class SdkRepository {
   async submitStep(
     ctx: SdkContext,
     kind: string,
-  ): Promise<{ ok: true } | { ok: false; reviewStatus: string }> {
+  ): Promise<{ ok: true } | { ok: false; reviewStatus: string } | 'closed'> {
     const result = await this.dataSource.transaction(async (manager) => {
+      if (!(await lockOpenSession(manager, ctx.applicant.id, ctx.enrollmentId))) return 'closed' as const;
       await manager.query(
         `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
          VALUES ($1, $2, $3, 'submitted')
@@ -120,14 +125,16 @@ export class SdkRepository {
       );
       return { ok: true } as const;
     });
-    if (result.ok) this.wakeChecks();
+    if (result !== 'closed' && result.ok) this.wakeChecks();
     return result;
   }
 
   /**
    * Submits the enrollment, in one transaction: steps without user input (`serverKinds`) that are still
    * pending move to `submitted`; the enrollment becomes `submitted`, the applicant `pending`;
-   * `enrollment.submitted` is recorded and `applicantPending` written to the outbox. The enrollment row lock
+   * `enrollment.submitted` is recorded and `applicantPending` written to the outbox. When no step is left to
+   * check (every one already has its result), the enrollment becomes `completed` and the applicant keeps its
+   * status: nothing would ever decide a `pending` (decision 0441). The enrollment row lock
    * makes a concurrent second submit see `already`. The applicant's row is locked first, as every review write
    * locks it before the enrollment (completeReview, operator actions, expiry): the other order deadlocked
    * against an operator's decision or action on the same applicant.
@@ -152,18 +159,33 @@ export class SdkRepository {
           [ctx.applicant.id, ctx.enrollmentId, kind],
         );
       }
-      await manager.query(`UPDATE applicants SET status = 'pending', updated_at = now() WHERE id = $1`, [
-        ctx.applicant.id,
-      ]);
+      const [checking] = await manager.query<{ steps: number }[]>(
+        `SELECT count(*)::int AS steps FROM applicant_steps
+          WHERE applicant_id = $1 AND review_status IN ('submitted', 'in_review', 'awaitingOperatorReview')`,
+        [ctx.applicant.id],
+      );
+      const nothingToCheck = checking.steps === 0;
       await manager.query(
         `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
          VALUES ($1, $2, 'enrollment.submitted', 'sdk', $3::jsonb)`,
         [
           ctx.applicant.id,
           ctx.applicant.productId,
-          JSON.stringify({ enrollmentId: ctx.enrollmentId, levelId: ctx.level.id }),
+          JSON.stringify({ enrollmentId: ctx.enrollmentId, levelId: ctx.level.id, nothingToCheck }),
         ],
       );
+      if (nothingToCheck) {
+        // Every step already has its result (a second link after the verdict, say): the enrollment is done
+        // and the applicant keeps its status and verdict; nothing is pending (decision 0441).
+        await manager.query(
+          `UPDATE enrollments SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1`,
+          [ctx.enrollmentId],
+        );
+        return 'already' as const;
+      }
+      await manager.query(`UPDATE applicants SET status = 'pending', updated_at = now() WHERE id = $1`, [
+        ctx.applicant.id,
+      ]);
       await appendToOutbox(manager, [
         {
           tenantId: ctx.applicant.productId,

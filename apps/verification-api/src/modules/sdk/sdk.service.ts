@@ -71,11 +71,15 @@ function sameAsStored(key: string, stored: unknown, value: unknown): boolean {
   return JSON.stringify(norm(stored ?? null)) === JSON.stringify(norm(value));
 }
 
+/** The 409 of a write to a session that is no longer open (submitted; or replaced or closed since it was read). */
+const SUBMITTED = 'The verification was already submitted';
+
 /** The 401 message of each refusal, for a session that passed the guard and changed before its handler read it. */
 const REFUSED: Record<SessionRefusal, string> = {
   unknown: 'A valid SDK session token is required',
   expired: 'The session has expired',
   replaced: 'The session was replaced by a newer one',
+  closed: 'The session was closed',
   deactivated: 'The session is no longer valid',
 };
 
@@ -102,7 +106,7 @@ export class SdkService {
 
   /** Writes are refused once the enrollment is submitted: the checks work on what was there. */
   private assertOpen(ctx: SdkContext): void {
-    if (ctx.enrollmentStatus !== 'open') throw conflict('The verification was already submitted');
+    if (ctx.enrollmentStatus !== 'open') throw conflict(SUBMITTED);
   }
 
   async session(claims: SdkTokenClaims) {
@@ -181,6 +185,7 @@ export class SdkService {
       changes[key] = checked.value;
     }
     const saved = await this.repository.saveInfo(ctx, changes);
+    if (saved === 'closed') throw conflict(SUBMITTED);
     for (const key of saved.refused) if (!lockedFields.includes(key)) lockedFields.push(key);
     return { values: pick(saved.info, [...enabled]), lockedFields: lockedFields.sort() };
   }
@@ -240,6 +245,7 @@ export class SdkService {
     const missing = await this.missingFor(ctx, kind);
     if (missing) throw conflict(`${kind} is incomplete: ${missing} is missing`);
     const result = await this.repository.submitStep(ctx, kind);
+    if (result === 'closed') throw conflict(SUBMITTED);
     if (!result.ok) throw conflict(`${kind} is already ${result.reviewStatus}`);
     const after = await this.load(claims);
     return { kind, reviewStatus: 'submitted', steps: this.stepList(after) };

@@ -58,17 +58,20 @@ const CONTEXT = `
    WHERE e.id = $1 AND e.applicant_id = $2 AND e.product_id = $3`;
 
 /** Why a session may not be used any more. */
-export type SessionRefusal = 'unknown' | 'expired' | 'replaced' | 'deactivated';
+export type SessionRefusal = 'unknown' | 'expired' | 'replaced' | 'closed' | 'deactivated';
 
 /**
  * Why the session behind a context may not be used, or null when it may: no such enrollment for the token's
- * applicant and product, expired (by status or by time), replaced by a link to another level, or its applicant
- * deactivated. The guard and the SDK service both judge a session by this.
+ * applicant and product, expired (by status or by time), replaced by a newer link or one to another level,
+ * closed by an operator (`failed`), or its applicant deactivated. The guard and the SDK service both judge a session by this.
  */
 export function refusal(ctx: SdkContext | undefined, now = Date.now()): SessionRefusal | null {
   if (!ctx) return 'unknown';
   if (ctx.enrollmentStatus === 'expired' || ctx.expiresAt.getTime() <= now) return 'expired';
-  if (ctx.applicant.levelId !== ctx.enrollmentLevelId) return 'replaced';
+  if (ctx.enrollmentStatus === 'replaced' || ctx.applicant.levelId !== ctx.enrollmentLevelId)
+    return 'replaced';
+  // Closed by an operator: a reset, a deactivation or a blocklisting failed it.
+  if (ctx.enrollmentStatus === 'failed') return 'closed';
   if (ctx.applicant.status === 'deactivated') return 'deactivated';
   return null;
 }

@@ -64,6 +64,15 @@ export class SessionsRepository {
           [input.applicantId],
         );
       }
+      // One link at a time writes to an applicant (decision 0441): its other open enrollments are replaced, so
+      // an older link can no longer submit over a verdict or hold back the steps it submitted (they are
+      // checked now, as the enrollment is no longer open).
+      const [replaced] = await manager.query<[{ id: string }[], number]>(
+        `UPDATE enrollments SET status = 'replaced', updated_at = now()
+          WHERE applicant_id = $1 AND status = 'open'
+          RETURNING id`,
+        [input.applicantId],
+      );
       const [row] = await manager.query<{ id: string; expiresAt: Date }[]>(
         `INSERT INTO enrollments (product_id, applicant_id, level_id, short_code, presentation, expires_at)
          VALUES ($1, $2, $3, $4, $5::jsonb, now() + make_interval(days => $6::int))
@@ -87,6 +96,7 @@ export class SessionsRepository {
             enrollmentId: row.id,
             levelId: input.levelId,
             reopenedSteps: reopened.map((step) => step.kind),
+            replacedEnrollments: replaced.map((enrollment) => enrollment.id),
           }),
         ],
       );

@@ -103,6 +103,8 @@ export class SessionsService {
     if (enrollment.expiresAt.getTime() <= Date.now() || enrollment.status === 'expired') {
       throw new AppException(410, 'Link expired');
     }
+    if (enrollment.status === 'replaced') throw new AppException(410, 'Link replaced by a newer one');
+    if (enrollment.status === 'failed') throw new AppException(410, 'Link closed');
     const token = this.signToken(enrollment);
     return {
       token,

@@ -20,7 +20,7 @@ export interface Presentation {
 @Entity({ name: 'enrollments' })
 @Check(
   'enrollments_status_check',
-  `"status" IN ('open', 'submitted', 'in_review', 'completed', 'rejected', 'failed', 'expired')`,
+  `"status" IN ('open', 'submitted', 'in_review', 'completed', 'rejected', 'failed', 'expired', 'replaced')`,
 )
 @Index('enrollments_short_code_key', ['shortCode'], { unique: true })
 @Index('enrollments_applicant_idx', ['applicantId'])
