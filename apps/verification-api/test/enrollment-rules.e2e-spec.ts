@@ -2,6 +2,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { bootApp, TEST_ADMIN_TOKEN } from '@tessera/testing';
 import { Client } from 'pg';
 import { loadEnv } from '../src/config/env';
+import { LevelsService } from '../src/modules/levels/levels.service';
+import { ReviewsService } from '../src/modules/reviews/reviews.service';
 import { WorkerModule } from '../src/worker.module';
 import { until } from './checks-support';
 import { type Credential, type Harness, startHarness } from './harness';
@@ -244,6 +246,49 @@ describe('a changed identity is screened again', () => {
       () => steps('patched'),
       (list) => list.includes('aml:completed:GREEN'),
     );
+  });
+});
+
+describe('a check writes only onto the submission it read', () => {
+  it('a slow check of an earlier submission finds the step submitted again on a newer link: stale, nothing written', async () => {
+    const id = await create('slow-check');
+    const first = await link('slow-check');
+    const second = await link('slow-check');
+    // The step went back to the user (RETRY) and was submitted again on the newer link; its new check runs.
+    const [step] = await h.sql<{ id: string }>(
+      `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
+       VALUES ($1, $2, 'personal_information', 'in_review') RETURNING id`,
+      [id, second.enrollmentId],
+    );
+    const reviews = worker.get(ReviewsService);
+    const [level] = await h.sql<{ id: string }>(`SELECT id FROM levels WHERE name = 'AML_KYC'`);
+    const levelEntity = (await worker.get(LevelsService).findById(level.id))!;
+    const result = {
+      decision: 'GREEN' as const,
+      rejectLabels: [],
+      moderationComment: null,
+      details: { check: 'identity_data' },
+      risk: 'low' as const,
+      historyEvent: 'step.checked',
+    };
+    const late = await reviews.recordCheck({
+      stepId: step.id,
+      applicantId: id,
+      enrollmentId: first.enrollmentId,
+      level: levelEntity,
+      result,
+    });
+    expect(late).toBe('stale');
+    expect(await steps('slow-check')).toContain('personal_information:in_review:-');
+    const current = await reviews.recordCheck({
+      stepId: step.id,
+      applicantId: id,
+      enrollmentId: second.enrollmentId,
+      level: levelEntity,
+      result,
+    });
+    expect(current).toBe('recorded');
+    expect(await steps('slow-check')).toContain('personal_information:completed:GREEN');
   });
 });
 

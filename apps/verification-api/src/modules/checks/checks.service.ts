@@ -42,6 +42,7 @@ export class ChecksService implements OnApplicationBootstrap {
     const outcome = await this.reviews.recordCheck({
       stepId: subject.stepId,
       applicantId: subject.applicantId,
+      enrollmentId: subject.enrollmentId,
       level,
       result,
     });

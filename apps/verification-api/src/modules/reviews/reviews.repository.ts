@@ -548,8 +548,9 @@ export class ReviewsRepository {
   }
 
   /**
-   * Writes a check's result in one transaction: the step (only from `in_review`: a second writer of the same
-   * step finds nothing to update), the review event (`aml.run`, `adverse_media.run` or `step.checked`), the
+   * Writes a check's result in one transaction: the step (only from `in_review` and still on the submission the
+   * check read, `enrollmentId`: a second writer of the same step finds nothing to update, and a slow check of
+   * an earlier submission does not write over the step submitted again since on a newer link), the review event (`aml.run`, `adverse_media.run` or `step.checked`), the
    * applicant's riskLevel (never lowered), and then either the hold (`awaitingOperatorReview`: applicant
    * `in_review`, `applicant.sent_to_review`, `applicantOnHold`) or, when the step completes the level, the
    * applicant's review (completeReview), unless the applicant is deactivated or blocklisted (frozenBy).
@@ -557,6 +558,7 @@ export class ReviewsRepository {
   async recordCheck(input: {
     stepId: string;
     applicantId: string;
+    enrollmentId: string | null;
     level: LevelEntity;
     result: CheckResult;
   }): Promise<'recorded' | 'stale'> {
@@ -571,7 +573,7 @@ export class ReviewsRepository {
         `UPDATE applicant_steps
             SET review_status = $2, review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
                 moderation_comment = $6, client_comment = NULL, check_result = $7::jsonb, updated_at = now()
-          WHERE id = $1 AND review_status = 'in_review'
+          WHERE id = $1 AND review_status = 'in_review' AND enrollment_id IS NOT DISTINCT FROM $8
           RETURNING ${STEP_COLUMNS}, enrollment_id AS "enrollmentId"`,
         [
           input.stepId,
@@ -581,6 +583,7 @@ export class ReviewsRepository {
           JSON.stringify(red ? result.rejectLabels : []),
           hold ? null : result.moderationComment,
           JSON.stringify(result.details),
+          input.enrollmentId,
         ],
       );
       if (!step) return 'stale';

@@ -91,7 +91,13 @@ export class ReviewsService {
   }
 
   /** Records an automatic check's result; 'stale' when the step or the applicant's level moved meanwhile. */
-  recordCheck(input: { stepId: string; applicantId: string; level: LevelEntity; result: CheckResult }) {
+  recordCheck(input: {
+    stepId: string;
+    applicantId: string;
+    enrollmentId: string | null;
+    level: LevelEntity;
+    result: CheckResult;
+  }) {
     return this.repository.recordCheck(input);
   }
 
