@@ -20,6 +20,10 @@ const host = hostEnv(root, { write: false });
 const ports = hostPorts(host.base);
 const verificationUrl = process.env.SEED_VERIFICATION_URL ?? `http://127.0.0.1:${ports['verification-api']}`;
 const custodyUrl = process.env.SEED_CUSTODY_URL ?? `http://127.0.0.1:${ports['custody-api']}`;
+// The URLs the printed export lines give: where the APIs answer from the reader's shell. Under docker compose the
+// seed calls the APIs by their service names, which only resolve inside compose's network.
+const publicVerificationUrl = process.env.SEED_PUBLIC_VERIFICATION_URL ?? verificationUrl;
+const publicCustodyUrl = process.env.SEED_PUBLIC_CUSTODY_URL ?? custodyUrl;
 const adminToken = host.env.ADMIN_TOKEN;
 if (!adminToken) {
   process.stderr.write(
@@ -114,14 +118,14 @@ if (balance.available === '0')
 
 const seed = {
   verification: {
-    baseUrl: verificationUrl,
+    baseUrl: publicVerificationUrl,
     productId: product.id,
     production: { apiKey: production.apiKey, apiSecret: production.apiSecret },
     sandbox: { apiKey: sandbox.apiKey, apiSecret: sandbox.apiSecret },
     levels: ['BASIC_KYC', 'BASIC_KYB'],
   },
   custody: {
-    baseUrl: custodyUrl,
+    baseUrl: publicCustodyUrl,
     tenantId: tenant.id,
     test: { apiKey: testKey.apiKey, apiSecret: testKey.apiSecret, scopes: testKey.scopes },
     live: { apiKey: liveKey.apiKey, apiSecret: liveKey.apiSecret, scopes: liveKey.scopes },
@@ -134,12 +138,12 @@ const seed = {
 process.stdout.write(`${JSON.stringify(seed, null, 2)}\n`);
 if (!jsonOnly) {
   const exports = {
-    TESSERA_VERIFICATION_URL: verificationUrl,
+    TESSERA_VERIFICATION_URL: publicVerificationUrl,
     TESSERA_VERIFICATION_KEY: sandbox.apiKey,
     TESSERA_VERIFICATION_SECRET: sandbox.apiSecret,
     TESSERA_VERIFICATION_PRODUCTION_KEY: production.apiKey,
     TESSERA_VERIFICATION_PRODUCTION_SECRET: production.apiSecret,
-    TESSERA_CUSTODY_URL: custodyUrl,
+    TESSERA_CUSTODY_URL: publicCustodyUrl,
     TESSERA_CUSTODY_KEY: testKey.apiKey,
     TESSERA_CUSTODY_SECRET: testKey.apiSecret,
     TESSERA_CUSTODY_LIVE_KEY: liveKey.apiKey,

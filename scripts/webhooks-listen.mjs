@@ -76,7 +76,7 @@ const server = createServer(
       }
       const type = event.eventType ?? event.type ?? '(unparsed)';
       say(
-        `${new Date().toISOString()}  ${type}  ${event.eventId ?? event.id ?? ''}  ${checkSignatures(req, raw)}`,
+        `${new Date().toISOString()}  ${type}  ${req.headers['webhook-id'] ?? event.eventId ?? event.id ?? ''}  ${checkSignatures(req, raw)}`,
       );
       if (opts.json) say(JSON.stringify(event, null, 2));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');

@@ -108,6 +108,14 @@ describe('SequenceReorderer', () => {
     expect(names(r.push(tx('a', 8)).released)).toEqual(['a#8', 'a#9']);
   });
 
+  it('resumes an entity of delivered envelopes, which carry no tenantId, when resumed without one', () => {
+    const r = new SequenceReorderer<Env>();
+    const delivered = (sequence: number): Env => ({ entityType: 'transaction', entityId: 'b', sequence });
+    r.resume({ entityType: 'transaction', entityId: 'b' }, 4);
+    expect(r.push(delivered(4)).duplicate).toBe(true);
+    expect(r.push(delivered(5)).released).toHaveLength(1);
+  });
+
   it('passes envelopes without a sequence straight through, and refuses a malformed one', () => {
     const r = new SequenceReorderer<Env>();
     expect(r.push({ entityType: 'wallet', entityId: 'w' }).released).toHaveLength(1);
