@@ -216,6 +216,9 @@ export class ReviewsRepository {
    * - the `applicant.approved` / `applicant.rejected` review event;
    * - the `applicantReviewed` outbox event (DECISIONS data shape, steps = the level's required steps);
    * - the parent roll-up when this is a UBO child whose siblings are all terminal now.
+   * On a deactivated applicant (only a blocklist completes a review there; every other path refuses a frozen
+   * applicant, decision 0435) the status stays `deactivated` and the verdict's status becomes the one that
+   * activate brings back.
    */
   async completeReview(
     manager: EntityManager,
@@ -228,7 +231,10 @@ export class ReviewsRepository {
     const [{ reviewedAt }] = await updateReturning<{ reviewedAt: Date }>(
       manager,
       `UPDATE applicants
-          SET status = $2, review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
+          SET status = CASE WHEN status = 'deactivated' THEN status ELSE $2 END,
+              status_before_deactivation = CASE WHEN status = 'deactivated' THEN $2
+                                                ELSE status_before_deactivation END,
+              review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
               moderation_comment = $6, reviewed_at = now(), updated_at = now(), attempt = attempt + 1
         WHERE id = $1
         RETURNING reviewed_at AS "reviewedAt"`,
@@ -351,7 +357,8 @@ export class ReviewsRepository {
    *   `applicant.deactivated`, `applicantDeactivated`.
    * - activate: the status before the deactivation; `applicant.activated`, `applicantActivated`.
    * - blocklist: the flag (no new session link), and the review completed RED FINAL `BLOCKLIST` (applicant
-   *   `rejected`, `applicantReviewed`); `applicant.blocklisted`.
+   *   `rejected`, or still `deactivated` and `rejected` once activated; `applicantReviewed`);
+   *   `applicant.blocklisted`.
    * - unblock: the flag cleared; `applicant.blocklist_removed` (the verdict stays; a reset reopens).
    */
   async applicantAction(input: {
@@ -424,7 +431,9 @@ export class ReviewsRepository {
           break;
       }
       await this.recordEvent(manager, applicant, ACTION_HISTORY_EVENTS[action], 'operator', { reason });
-      if (action === 'blocklist' && input.level && applicant.status !== 'deactivated') {
+      // Deactivated or not: a blocklisted applicant holds the blocklist's verdict, so activate cannot bring back
+      // an earlier approval.
+      if (action === 'blocklist' && input.level) {
         await this.completeReview(
           manager,
           applicant,
