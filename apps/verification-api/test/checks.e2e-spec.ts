@@ -426,5 +426,40 @@ describe('step checks in the worker', () => {
         .expect(409);
       expect(refused.body).toEqual({ message: 'Applicant is deactivated; activate it first' });
     });
+
+    it('steps that finished while it was deactivated give the verdict on activate', async () => {
+      const a = await applicant({
+        externalUserId: 'u-thawed',
+        firstName: 'Ines',
+        lastName: 'Duarte',
+        dateOfBirth: '1988-08-08',
+      });
+      await act('u-thawed', 'deactivate');
+      await queued(a);
+      await until(() => steps('u-thawed'), settled);
+      expect(await status('u-thawed')).toMatchObject({ status: 'deactivated', reviewAnswer: null });
+      const activated = await h
+        .http()
+        .post(`/admin/v1/products/${productId}/applicants/u-thawed/activate`)
+        .set(bearer)
+        .expect(200);
+      expect(activated.body.applicant).toMatchObject({
+        status: 'approved',
+        reviewAnswer: 'GREEN',
+        attempt: 1,
+      });
+      const reviewed = await outbox(a.id, 'applicantReviewed');
+      expect(reviewed).toHaveLength(1);
+      expect(applicantReviewedData.parse(reviewed[0].data)).toMatchObject({
+        reviewResult: { reviewAnswer: 'GREEN' },
+      });
+      // The partner hears the activation before the verdict it led to.
+      const order = await h.sql<{ event_type: string }>(
+        `SELECT event_type FROM outbox WHERE entity_id = $1 AND event_type IN ('applicantActivated', 'applicantReviewed')
+          ORDER BY sequence`,
+        [a.id],
+      );
+      expect(order.map((row) => row.event_type)).toEqual(['applicantActivated', 'applicantReviewed']);
+    });
   });
 });

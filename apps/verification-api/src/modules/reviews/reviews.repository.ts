@@ -355,7 +355,8 @@ export class ReviewsRepository {
    *   `init`, open enrollments `failed`; `applicant.reset`, `applicantReset`.
    * - deactivate: status `deactivated` (the previous one kept), open enrollments `failed`;
    *   `applicant.deactivated`, `applicantDeactivated`.
-   * - activate: the status before the deactivation; `applicant.activated`, `applicantActivated`.
+   * - activate: the status before the deactivation; `applicant.activated`, `applicantActivated`; then the
+   *   verdict of the steps recorded meanwhile, when they are all decided (afterActivate).
    * - blocklist: the flag (no new session link), and the review completed RED FINAL `BLOCKLIST` (applicant
    *   `rejected`, or still `deactivated` and `rejected` once activated; `applicantReviewed`);
    *   `applicant.blocklisted`.
@@ -471,8 +472,23 @@ export class ReviewsRepository {
           },
         ]);
       }
+      if (action === 'activate') await this.afterActivate(manager, applicant.id, input.level);
       return 'done';
     });
+  }
+
+  /**
+   * After activate, the verdict waiting on steps recorded while the applicant was frozen (decision 0435): when
+   * the restored status has no verdict and every required step is decided, the review completes now (after
+   * `applicantActivated`, so the partner hears the activation first). Nothing else would: an operator decision
+   * finds no step to decide, and a new link reopens only RETRY and expired steps.
+   */
+  private async afterActivate(manager: EntityManager, applicantId: string, level: LevelEntity | null) {
+    const applicant = await this.lockApplicant(manager, applicantId);
+    if (!applicant || frozenBy(applicant) || TERMINAL_STATUSES.includes(applicant.status)) return;
+    if (!level || applicant.levelId !== level.id) return;
+    const verdict = verdictOf(level, await this.steps(manager, applicant.id));
+    if (verdict) await this.completeReview(manager, applicant, level, verdict, 'operator');
   }
 
   /**
