@@ -305,8 +305,10 @@ export class ReviewsRepository {
   /**
    * Contract: the parent company verification is closed when every spawned child is terminal. Runs when a
    * child becomes terminal, and when a UBO row is removed (its child leaves the roll-up, so the children left
-   * may all be terminal); the parent leaves `awaiting_user` (for `pending`) and `companyChildrenCompleted` goes
-   * out. The parent's row lock serialises siblings completing at the same time.
+   * may all be terminal), and when a child comes back terminal from a deactivation (afterActivate); the parent
+   * leaves `awaiting_user` (for `pending`) and `companyChildrenCompleted` goes out. A deactivated parent leaves
+   * it too: the status that activate restores. The parent's row lock serialises siblings completing at the
+   * same time.
    */
   async rollUpCompany(manager: EntityManager, parentId: string): Promise<void> {
     const parent = await this.lockApplicant(manager, parentId);
@@ -325,6 +327,8 @@ export class ReviewsRepository {
       manager,
       `UPDATE applicants a
           SET status = CASE WHEN a.status = 'awaiting_user' THEN 'pending' ELSE a.status END,
+              status_before_deactivation = CASE WHEN a.status_before_deactivation = 'awaiting_user' THEN 'pending'
+                                                ELSE a.status_before_deactivation END,
               children_completed_at = now(), updated_at = now()
         WHERE a.id = $1 AND a.children_completed_at IS NULL
         RETURNING a.updated_at AS "updatedAt", (SELECT name FROM levels WHERE id = a.level_id) AS "levelName"`,
@@ -481,11 +485,17 @@ export class ReviewsRepository {
    * After activate, the verdict waiting on steps recorded while the applicant was frozen (decision 0435): when
    * the restored status has no verdict and every required step is decided, the review completes now (after
    * `applicantActivated`, so the partner hears the activation first). Nothing else would: an operator decision
-   * finds no step to decide, and a new link reopens only RETRY and expired steps.
+   * finds no step to decide, and a new link reopens only RETRY and expired steps. A UBO child that comes back
+   * `approved` or `rejected` runs its parent's roll-up, as its review completion did.
    */
   private async afterActivate(manager: EntityManager, applicantId: string, level: LevelEntity | null) {
     const applicant = await this.lockApplicant(manager, applicantId);
-    if (!applicant || frozenBy(applicant) || TERMINAL_STATUSES.includes(applicant.status)) return;
+    if (!applicant || frozenBy(applicant)) return;
+    if (TERMINAL_STATUSES.includes(applicant.status)) {
+      // A UBO child back to its verdict: while deactivated it held its parent's round open.
+      if (applicant.parentApplicantId) await this.rollUpCompany(manager, applicant.parentApplicantId);
+      return;
+    }
     if (!level || applicant.levelId !== level.id) return;
     const verdict = verdictOf(level, await this.steps(manager, applicant.id));
     if (verdict) await this.completeReview(manager, applicant, level, verdict, 'operator');
