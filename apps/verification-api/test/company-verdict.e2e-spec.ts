@@ -72,6 +72,24 @@ const verdictEvents = async (applicantId: string) =>
     )
   ).map((row) => row.event_type);
 
+describe('removing the rows of open children', () => {
+  it('removing the row of the only spawned child releases the company: pending, companyChildrenCompleted', async () => {
+    const id = await company('only-row');
+    await owner('only-row', 'Ann Owner');
+    await api().delete('/v1/applicants/only-row/ubos/0').set(auth()).expect(200);
+    expect((await status('only-row')).status).toBe('pending');
+    expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted']);
+    // A row that never had a child changes nothing and sends nothing.
+    await api()
+      .post('/v1/applicants/only-row/ubos')
+      .set(auth())
+      .send({ fullName: 'Cy Nobody', dateOfBirth: '1970-01-01', ownershipPercent: 1, roles: ['ubo'] })
+      .expect(201);
+    await api().delete('/v1/applicants/only-row/ubos/1').set(auth()).expect(200);
+    expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted']);
+  });
+});
+
 describe('deactivation and the roll-up', () => {
   it('a company deactivated while its children finish leaves awaiting_user when activated', async () => {
     const id = await company('off-parent');

@@ -66,6 +66,16 @@ export type StepDecisionResult =
   | { outcome: 'frozen'; by: 'deactivated' | 'blocklisted' };
 
 const TERMINAL_STATUSES = ['approved', 'rejected'];
+
+/** A child spawned from one of a company's UBO rows, as its parent's roll-up reads it. */
+interface SpawnedChild {
+  status: string;
+  reviewRejectType: string | null;
+  removed: boolean;
+}
+
+/** Open: not `approved` or `rejected` yet (a deactivated or expired child is open). */
+const isOpenChild = (child: Pick<SpawnedChild, 'status'>) => !TERMINAL_STATUSES.includes(child.status);
 const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
 
 export { APPLICANT_ACTIONS, type ApplicantAction };
@@ -305,7 +315,7 @@ export class ReviewsRepository {
   /**
    * Contract: the parent company verification is closed when every spawned child is terminal. Runs when a
    * child becomes terminal, and when a UBO row is removed (its child leaves the roll-up, so the children left
-   * may all be terminal), and when a child comes back terminal from a deactivation (afterActivate); the parent
+   * may all be terminal, or none may be left), and when a child comes back terminal from a deactivation (afterActivate); the parent
    * leaves `awaiting_user` (for `pending`) and `companyChildrenCompleted` goes out. A deactivated parent leaves
    * it too: the status that activate restores. The parent's row lock serialises siblings completing at the
    * same time.
@@ -313,14 +323,10 @@ export class ReviewsRepository {
   async rollUpCompany(manager: EntityManager, parentId: string): Promise<void> {
     const parent = await this.lockApplicant(manager, parentId);
     if (!parent) return;
-    const [counts] = await manager.query<{ spawned: number; open: number }[]>(
-      `SELECT count(c.id)::int AS spawned,
-              count(c.id) FILTER (WHERE c.status <> ALL($2::text[]))::int AS open
-         FROM ubos u JOIN applicants c ON c.id = u.linked_applicant_id
-        WHERE u.parent_applicant_id = $1 AND NOT u.removed`,
-      [parentId, TERMINAL_STATUSES],
-    );
-    if (counts.spawned === 0 || counts.open > 0) return;
+    const children = await this.spawnedChildren(manager, parentId);
+    // Closed when no live child is open: also when the partner removed the rows of the last open ones, even if
+    // no live child is left. A company that never spawned has no round to close.
+    if (children.length === 0 || children.some((c) => !c.removed && isOpenChild(c))) return;
     // Guarded (decision 0140): only the completion that sets children_completed_at fires the event, so a
     // re-review, or a sibling that finished at the same moment, never repeats it.
     const [closed] = await updateReturning<{ updatedAt: Date; levelName: string | null }>(
@@ -350,6 +356,16 @@ export class ReviewsRepository {
         },
       },
     ]);
+  }
+
+  /** Every child spawned from the company's UBO rows, `removed` when its row is (it left the roll-up). */
+  private spawnedChildren(manager: EntityManager, parentId: string): Promise<SpawnedChild[]> {
+    return manager.query<SpawnedChild[]>(
+      `SELECT c.status, c.review_reject_type AS "reviewRejectType", u.removed
+         FROM ubos u JOIN applicants c ON c.id = u.linked_applicant_id
+        WHERE u.parent_applicant_id = $1`,
+      [parentId],
+    );
   }
 
   /**
