@@ -178,6 +178,48 @@ describe('step checks in the worker', () => {
     expect(await history('c-bank')).toContain('adverse_media.run');
   });
 
+  it("a company's checks that finish while its UBO child is open hold its verdict; the child's checks complete it", async () => {
+    const a = await applicant({
+      externalUserId: 'c-owned',
+      type: 'company',
+      companyName: 'Lindqvist Trading',
+    });
+    await h
+      .http()
+      .post('/v1/applicants/c-owned/ubos')
+      .set(h.auth(key))
+      .send({ fullName: 'Emma Lindqvist', dateOfBirth: '1988-04-12', ownershipPercent: 100, roles: ['ubo'] })
+      .expect(201);
+    const spawned = await h
+      .http()
+      .post('/v1/applicants/c-owned/ubos/0/spawn-kyc')
+      .set(h.auth(key))
+      .expect(201);
+    await submitSteps(h, a, ['company_data', 'adverse_media']);
+    const own = await until(() => steps('c-owned'), settled);
+    expect(own.map((s) => s.reviewAnswer)).toEqual(['GREEN', 'GREEN']);
+    expect(await status('c-owned')).toMatchObject({
+      status: 'awaiting_user',
+      reviewAnswer: null,
+      attempt: 0,
+    });
+    expect(await outbox(a.id, 'applicantReviewed')).toHaveLength(0);
+    expect(await history('c-owned')).not.toContain('applicant.approved');
+
+    const childId = spawned.body.childApplicantId as string;
+    const [enrollment] = await h.sql<{ id: string }>('SELECT id FROM enrollments WHERE applicant_id = $1', [
+      childId,
+    ]);
+    await submitSteps(h, { id: childId, enrollmentId: enrollment.id }, ['personal_information', 'aml']);
+    await until(
+      () => status('c-owned'),
+      (s) => s.status === 'approved',
+    );
+    expect(await status(spawned.body.childExternalUserId as string)).toMatchObject({ status: 'approved' });
+    expect(await outbox(a.id, 'applicantReviewed')).toHaveLength(1);
+    expect(await outbox(a.id, 'companyChildrenCompleted')).toHaveLength(1);
+  });
+
   it('personal information missing a required field is RED RETRY with REQUIRED_DATA_MISSING', async () => {
     const a = await applicant({ externalUserId: 'u-nodob', firstName: 'Lars', lastName: 'Hansen' });
     await submitSteps(h, a, ['personal_information', 'aml']);

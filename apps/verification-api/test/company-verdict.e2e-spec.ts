@@ -2,8 +2,8 @@ import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import { COMPANY_LEVEL, type Credential, type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
 
 /**
- * A company's status and its spawned UBO children, driven by sandbox reviews and operator actions; the outbox
- * is read directly (the roll-up's delivery is company-rollup.e2e-spec.ts's).
+ * A company's own verdict and its spawned UBO children (decision 0443): the company stays `awaiting_user`
+ * while a live child is open, its verdict waits for the round to close and takes the children into account.
  */
 let h: Harness;
 let productId: string;
@@ -72,6 +72,150 @@ const verdictEvents = async (applicantId: string) =>
     )
   ).map((row) => row.event_type);
 
+describe('a company with open UBO children (decision 0443)', () => {
+  it('holds its verdict while a child is open; a child rejected FINAL makes it RED FINAL', async () => {
+    const id = await company('hold-red');
+    const child = await owner('hold-red', 'Ann Owner');
+    expect((await status('hold-red')).status).toBe('awaiting_user');
+
+    // The company's own steps are decided, but its child has not started: the verdict waits.
+    const held = await green('hold-red');
+    expect(held.body).toMatchObject({ status: 'awaiting_user', reviewAnswer: null, attempt: 0 });
+    expect(held.body.steps.map((s: { reviewStatus: string }) => s.reviewStatus)).toEqual([
+      'completed',
+      'completed',
+    ]);
+    expect(await verdictEvents(id)).toEqual([]);
+
+    await review(child, { reviewAnswer: 'RED', reviewRejectType: 'FINAL', rejectLabels: ['FORGERY'] });
+    expect(await status('hold-red')).toMatchObject({
+      status: 'rejected',
+      reviewAnswer: 'RED',
+      reviewRejectType: 'FINAL',
+      rejectLabels: ['UBO_REJECTED'],
+      attempt: 1,
+    });
+    expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted', 'applicantReviewed']);
+  });
+
+  it('completes GREEN when the last child is approved', async () => {
+    const id = await company('hold-green');
+    const [first, second] = [await owner('hold-green', 'Ann Owner'), await owner('hold-green', 'Ben Holder')];
+    await green('hold-green');
+    await green(first);
+    expect((await status('hold-green')).status).toBe('awaiting_user');
+    await green(second);
+    expect(await status('hold-green')).toMatchObject({
+      status: 'approved',
+      reviewAnswer: 'GREEN',
+      attempt: 1,
+    });
+    expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted', 'applicantReviewed']);
+  });
+
+  it('reviewed after its children closed, a rejected child still makes it RED (RETRY from a RETRY child)', async () => {
+    await company('late-review');
+    const child = await owner('late-review', 'Ann Owner');
+    await review(child, { reviewAnswer: 'RED', rejectLabels: ['LOW_QUALITY'] });
+    expect((await status('late-review')).status).toBe('pending');
+    const reviewed = await green('late-review');
+    expect(reviewed.body).toMatchObject({
+      status: 'rejected',
+      reviewAnswer: 'RED',
+      reviewRejectType: 'RETRY',
+      rejectLabels: ['UBO_REJECTED'],
+    });
+  });
+
+  it("an operator's decision on the company's last step while a child is open holds the verdict", async () => {
+    const id = await company('hold-operator');
+    const child = await owner('hold-operator', 'Ann Owner');
+    await h.sql(
+      `INSERT INTO applicant_steps (applicant_id, kind, review_status, review_answer)
+       VALUES ($1, 'company_data', 'completed', 'GREEN'), ($1, 'company_documents', 'awaitingOperatorReview', NULL)`,
+      [id],
+    );
+    const decided = await api()
+      .post(`/admin/v1/products/${productId}/applicants/hold-operator/steps/company_documents/review`)
+      .set({ authorization: `Bearer ${TEST_ADMIN_TOKEN}` })
+      .send({ reviewAnswer: 'GREEN' })
+      .expect(200);
+    expect(decided.body).toMatchObject({ reviewCompleted: false, applicant: { status: 'awaiting_user' } });
+    await green(child);
+    expect(await status('hold-operator')).toMatchObject({ status: 'approved', attempt: 1 });
+  });
+
+  it('a company step waiting for an operator when the round closes puts it on hold: in_review, applicantOnHold', async () => {
+    const id = await company('hold-queue');
+    const child = await owner('hold-queue', 'Ann Owner');
+    await h.sql(
+      `INSERT INTO applicant_steps (applicant_id, kind, review_status, review_answer)
+       VALUES ($1, 'company_data', 'completed', 'GREEN'), ($1, 'company_documents', 'awaitingOperatorReview', NULL)`,
+      [id],
+    );
+    await green(child);
+    expect((await status('hold-queue')).status).toBe('in_review');
+    const onHold = await h.sql(
+      "SELECT 1 FROM outbox WHERE entity_id = $1 AND event_type = 'applicantOnHold'",
+      [id],
+    );
+    expect(onHold).toHaveLength(1);
+    await api()
+      .post(`/admin/v1/products/${productId}/applicants/hold-queue/steps/company_documents/review`)
+      .set({ authorization: `Bearer ${TEST_ADMIN_TOKEN}` })
+      .send({ reviewAnswer: 'GREEN' })
+      .expect(200);
+    expect((await status('hold-queue')).status).toBe('approved');
+  });
+
+  it('a reset of a company with an open child leaves it awaiting_user', async () => {
+    await company('reset-open');
+    await owner('reset-open', 'Ann Owner');
+    await act('reset-open', 'reset');
+    expect((await status('reset-open')).status).toBe('awaiting_user');
+  });
+
+  it("the SDK's final submit of the company keeps it awaiting_user while a child is open", async () => {
+    await company('submit-open', 'KYB_SCREEN');
+    await owner('submit-open', 'Ann Owner');
+    const link = await api().post('/v1/applicants/submit-open/verifications').set(auth()).expect(202);
+    const { token } = (
+      await api()
+        .get(`/api/v1/sdk/links/${link.body.shortCode as string}`)
+        .expect(200)
+    ).body;
+    await api()
+      .post('/api/v1/sdk/submit')
+      .set({ authorization: `Bearer ${token as string}` })
+      .expect(202);
+    expect((await status('submit-open')).status).toBe('awaiting_user');
+  });
+
+  it('a verdict held for a child reset after its round closed completes when that child finishes again', async () => {
+    const id = await company('reset-child');
+    const child = await owner('reset-child', 'Ann Owner');
+    await green(child);
+    expect((await status('reset-child')).status).toBe('pending');
+    await act(child, 'reset');
+    expect((await green('reset-child')).body).toMatchObject({ status: 'awaiting_user', reviewAnswer: null });
+    await green(child);
+    expect(await status('reset-child')).toMatchObject({ status: 'approved', attempt: 1 });
+    // The round closed once: the child's reset (an operator's) does not open another.
+    expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted', 'applicantReviewed']);
+  });
+
+  it('a company blocklisted with an open child is rejected at once and stays so when the child finishes', async () => {
+    const id = await company('blocked-co');
+    const child = await owner('blocked-co', 'Ann Owner');
+    await green('blocked-co');
+    await act('blocked-co', 'blocklist');
+    expect(await status('blocked-co')).toMatchObject({ status: 'rejected', rejectLabels: ['BLOCKLIST'] });
+    await green(child);
+    expect(await status('blocked-co')).toMatchObject({ status: 'rejected', rejectLabels: ['BLOCKLIST'] });
+    expect(await verdictEvents(id)).toEqual(['applicantReviewed', 'companyChildrenCompleted']);
+  });
+});
+
 describe('removing the rows of open children', () => {
   it('removing the row of the only spawned child releases the company: pending, companyChildrenCompleted', async () => {
     const id = await company('only-row');
@@ -88,6 +232,15 @@ describe('removing the rows of open children', () => {
     await api().delete('/v1/applicants/only-row/ubos/1').set(auth()).expect(200);
     expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted']);
   });
+
+  it('removing the only open row completes a held verdict', async () => {
+    const id = await company('only-row-held');
+    await owner('only-row-held', 'Ann Owner');
+    await green('only-row-held');
+    await api().delete('/v1/applicants/only-row-held/ubos/0').set(auth()).expect(200);
+    expect(await status('only-row-held')).toMatchObject({ status: 'approved', attempt: 1 });
+    expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted', 'applicantReviewed']);
+  });
 });
 
 describe('deactivation and the roll-up', () => {
@@ -99,6 +252,19 @@ describe('deactivation and the roll-up', () => {
     expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted']);
     await act('off-parent', 'activate');
     expect((await status('off-parent')).status).toBe('pending');
+  });
+
+  it('a held verdict is not applied while the company is deactivated, and is on activate', async () => {
+    const id = await company('off-held');
+    const child = await owner('off-held', 'Ann Owner');
+    await green('off-held');
+    await act('off-held', 'deactivate');
+    await green(child);
+    expect(await status('off-held')).toMatchObject({ status: 'deactivated', reviewAnswer: null });
+    expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted']);
+    await act('off-held', 'activate');
+    expect(await status('off-held')).toMatchObject({ status: 'approved', reviewAnswer: 'GREEN', attempt: 1 });
+    expect(await verdictEvents(id)).toEqual(['companyChildrenCompleted', 'applicantReviewed']);
   });
 
   it('activating an approved child that was deactivated closes the round it held open', async () => {

@@ -9,7 +9,14 @@ import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import { toStepResults } from '../applicants/step-results';
 import type { LevelEntity } from '../levels/entities/level.entity';
-import { isRequiredStep, type ReviewVerdict, type StepOutcome, verdictOf } from './review-rules';
+import {
+  type ChildOutcome,
+  isRequiredStep,
+  type ReviewVerdict,
+  type StepOutcome,
+  verdictOf,
+  withChildren,
+} from './review-rules';
 
 /** An applicant as the operator addresses it (product + externalUserId), with its review columns. */
 export interface ReviewTarget {
@@ -36,6 +43,7 @@ export interface LockedApplicant {
   id: string;
   productId: string;
   externalUserId: string;
+  type: 'individual' | 'company';
   levelId: string | null;
   status: string;
   parentApplicantId: string | null;
@@ -67,15 +75,22 @@ export type StepDecisionResult =
 
 const TERMINAL_STATUSES = ['approved', 'rejected'];
 
-/** A child spawned from one of a company's UBO rows, as its parent's roll-up reads it. */
-interface SpawnedChild {
-  status: string;
-  reviewRejectType: string | null;
+/** A child spawned from one of a company's UBO rows; `removed` when its row is (it left the roll-up). */
+interface SpawnedChild extends ChildOutcome {
   removed: boolean;
 }
 
 /** Open: not `approved` or `rejected` yet (a deactivated or expired child is open). */
-const isOpenChild = (child: Pick<SpawnedChild, 'status'>) => !TERMINAL_STATUSES.includes(child.status);
+const isOpenChild = (child: ChildOutcome) => !TERMINAL_STATUSES.includes(child.status);
+
+/** SQL: the company `$1` has a live spawned child that is open (decision 0443). */
+const HAS_OPEN_CHILD = `EXISTS (
+  SELECT 1 FROM ubos u JOIN applicants c ON c.id = u.linked_applicant_id
+   WHERE u.parent_applicant_id = $1 AND NOT u.removed AND c.status <> ALL('{approved,rejected}'::text[]))`;
+
+/** How a review that may end ends: completed, held for the company's open children, or still open. */
+export type ReviewConclusion = 'completed' | 'held' | 'open';
+
 const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
 
 export { APPLICANT_ACTIONS, type ApplicantAction };
@@ -147,7 +162,7 @@ export class ReviewsRepository {
   /**
    * Records a decision on one step, in one transaction: the step result (only from a state that takes a
    * decision), the `step.reviewed` review event, and — when that completes the last required step of the
-   * level — the applicant's review (completeReview). The applicant row lock serialises concurrent decisions,
+   * level — the applicant's review (concludeReview). The applicant row lock serialises concurrent decisions,
    * so exactly one of them sees every required step completed.
    */
   async decideStep(input: {
@@ -204,22 +219,51 @@ export class ReviewsRepository {
         previousStatus: current.reviewStatus,
         ...result,
       });
-      let reviewCompleted = false;
-      if (isRequiredStep(level, kind)) {
-        const verdict = verdictOf(level, await this.steps(manager, applicant.id));
-        if (verdict) {
-          await this.completeReview(manager, applicant, level, verdict, input.actorType);
-          reviewCompleted = true;
-        }
-      }
+      const reviewCompleted =
+        isRequiredStep(level, kind) &&
+        (await this.concludeReview(manager, applicant, level, input.actorType)) === 'completed';
       return { outcome: 'decided', step, reviewCompleted };
     });
   }
 
   /**
+   * Ends the review if every required step is decided (verdictOf), inside the caller's transaction, which holds
+   * the applicant's row lock and has checked frozenBy. A company waits for its UBO children (decision 0443):
+   * - while one of its live spawned children is open, its verdict is held: it stays (or goes back to)
+   *   `awaiting_user`, `review.held` is recorded, and the roll-up completes the review when the round closes;
+   * - otherwise its verdict takes the children in (withChildren: a rejected child makes it RED).
+   * 'open' while a required step is undecided.
+   */
+  async concludeReview(
+    manager: EntityManager,
+    applicant: LockedApplicant,
+    level: Pick<LevelEntity, 'name' | 'steps'>,
+    actorType: string,
+  ): Promise<ReviewConclusion> {
+    const own = verdictOf(level, await this.steps(manager, applicant.id));
+    if (!own) return 'open';
+    const children =
+      applicant.type === 'company'
+        ? (await this.spawnedChildren(manager, applicant.id)).filter((child) => !child.removed)
+        : [];
+    const open = children.filter(isOpenChild).length;
+    if (open > 0) {
+      await manager.query(
+        `UPDATE applicants SET status = 'awaiting_user', updated_at = now()
+          WHERE id = $1 AND status <> 'awaiting_user'`,
+        [applicant.id],
+      );
+      await this.recordEvent(manager, applicant, 'review.held', actorType, { openChildren: open });
+      return 'held';
+    }
+    await this.completeReview(manager, applicant, level, withChildren(own, children), actorType);
+    return 'completed';
+  }
+
+  /**
    * Completes the applicant's review with `verdict`, inside the caller's transaction, which holds the
-   * applicant's row lock (lockApplicant). Every path that ends a review goes through here (operator step
-   * decisions now, sandbox review later):
+   * applicant's row lock (lockApplicant). Every path that ends a review goes through here: concludeReview
+   * (operator step decisions, checks, sandbox reviews, activate), the blocklist, and a company's round closing:
    * - the applicant's status (approved / rejected) and reviewResult columns, reviewedAt, and `attempt` (the
    *   number of reviews completed, decision 0131);
    * - its current (latest) enrollment, when still open, becomes completed / rejected (`enrollment.completed`);
@@ -314,11 +358,11 @@ export class ReviewsRepository {
 
   /**
    * Contract: the parent company verification is closed when every spawned child is terminal. Runs when a
-   * child becomes terminal, and when a UBO row is removed (its child leaves the roll-up, so the children left
-   * may all be terminal, or none may be left), and when a child comes back terminal from a deactivation (afterActivate); the parent
-   * leaves `awaiting_user` (for `pending`) and `companyChildrenCompleted` goes out. A deactivated parent leaves
-   * it too: the status that activate restores. The parent's row lock serialises siblings completing at the
-   * same time.
+   * child becomes terminal, when a UBO row is removed (its child leaves the roll-up, so the children left may
+   * all be terminal, or none may be left), and when a child comes back terminal from a deactivation
+   * (afterActivate). The parent leaves `awaiting_user` (for `pending`; a deactivated parent, in the status that
+   * activate restores), `companyChildrenCompleted` goes out once per round, and the company's own review
+   * follows (closeRound). The parent's row lock serialises siblings completing at the same time.
    */
   async rollUpCompany(manager: EntityManager, parentId: string): Promise<void> {
     const parent = await this.lockApplicant(manager, parentId);
@@ -327,35 +371,71 @@ export class ReviewsRepository {
     // Closed when no live child is open: also when the partner removed the rows of the last open ones, even if
     // no live child is left. A company that never spawned has no round to close.
     if (children.length === 0 || children.some((c) => !c.removed && isOpenChild(c))) return;
-    // Guarded (decision 0140): only the completion that sets children_completed_at fires the event, so a
-    // re-review, or a sibling that finished at the same moment, never repeats it.
-    const [closed] = await updateReturning<{ updatedAt: Date; levelName: string | null }>(
+    // The status leaves awaiting_user whenever no live child is open; the event is guarded (decision 0140):
+    // only the completion that sets children_completed_at fires it, so a re-review, or a sibling that finished
+    // at the same moment, never repeats it within a round.
+    const [closed] = await updateReturning<{ updatedAt: Date; levelName: string | null; first: boolean }>(
       manager,
       `UPDATE applicants a
           SET status = CASE WHEN a.status = 'awaiting_user' THEN 'pending' ELSE a.status END,
               status_before_deactivation = CASE WHEN a.status_before_deactivation = 'awaiting_user' THEN 'pending'
                                                 ELSE a.status_before_deactivation END,
-              children_completed_at = now(), updated_at = now()
-        WHERE a.id = $1 AND a.children_completed_at IS NULL
-        RETURNING a.updated_at AS "updatedAt", (SELECT name FROM levels WHERE id = a.level_id) AS "levelName"`,
+              children_completed_at = coalesce(a.children_completed_at, now()), updated_at = now()
+         FROM (SELECT children_completed_at IS NULL AS first FROM applicants WHERE id = $1) round
+        WHERE a.id = $1
+          AND (round.first OR 'awaiting_user' IN (a.status, a.status_before_deactivation))
+        RETURNING a.updated_at AS "updatedAt", (SELECT name FROM levels WHERE id = a.level_id) AS "levelName",
+                  round.first`,
       [parentId],
     );
-    if (!closed) return;
-    await appendToOutbox(manager, [
-      {
-        tenantId: parent.productId,
-        eventType: VERIFICATION_EVENTS.COMPANY_CHILDREN_COMPLETED,
-        entityType: 'applicant',
-        entityId: parent.id,
-        data: {
-          applicantId: parent.id,
-          externalUserId: parent.externalUserId,
-          levelName: closed.levelName,
-          sandbox: parent.sandbox,
-          createdAtUtc: new Date(closed.updatedAt).toISOString(),
+    if (closed?.first) {
+      await appendToOutbox(manager, [
+        {
+          tenantId: parent.productId,
+          eventType: VERIFICATION_EVENTS.COMPANY_CHILDREN_COMPLETED,
+          entityType: 'applicant',
+          entityId: parent.id,
+          data: {
+            applicantId: parent.id,
+            externalUserId: parent.externalUserId,
+            levelName: closed.levelName,
+            sandbox: parent.sandbox,
+            createdAtUtc: new Date(closed.updatedAt).toISOString(),
+          },
         },
-      },
-    ]);
+      ]);
+    }
+    await this.closeRound(
+      manager,
+      parent,
+      children.filter((child) => !child.removed),
+    );
+  }
+
+  /**
+   * The company's own review once its round of children has closed (decision 0443), after
+   * `companyChildrenCompleted`: a verdict held for the children completes now, with them (withChildren); a
+   * company whose own steps are not all decided has just left `awaiting_user` for `pending`, and goes on hold
+   * (`in_review`, `applicantOnHold`) if a required step waits for an operator. A frozen company takes no verdict
+   * (decision 0435: activate gives it), and a company with a verdict keeps it.
+   */
+  private async closeRound(manager: EntityManager, parent: LockedApplicant, children: ChildOutcome[]) {
+    if (frozenBy(parent) || TERMINAL_STATUSES.includes(parent.status) || !parent.levelId) return;
+    const [level] = await manager.query<Pick<LevelEntity, 'name' | 'steps'>[]>(
+      'SELECT name, steps FROM levels WHERE id = $1',
+      [parent.levelId],
+    );
+    if (!level) return;
+    const steps = await this.steps(manager, parent.id);
+    const own = verdictOf(level, steps);
+    if (own) {
+      await this.completeReview(manager, parent, level, withChildren(own, children), 'system');
+      return;
+    }
+    const waiting = steps.find(
+      (step) => step.reviewStatus === 'awaitingOperatorReview' && isRequiredStep(level, step.kind),
+    );
+    if (waiting) await this.holdForOperator(manager, parent, level, waiting.kind);
   }
 
   /** Every child spawned from the company's UBO rows, `removed` when its row is (it left the roll-up). */
@@ -408,7 +488,8 @@ export class ReviewsRepository {
           if (applicant.status === 'deactivated') return 'conflict';
           await manager.query('DELETE FROM applicant_steps WHERE applicant_id = $1', [applicant.id]);
           await manager.query(
-            `UPDATE applicants SET status = 'init', risk_level = 'unknown', review_answer = NULL,
+            `UPDATE applicants SET status = CASE WHEN ${HAS_OPEN_CHILD} THEN 'awaiting_user' ELSE 'init' END,
+                    risk_level = 'unknown', review_answer = NULL,
                     review_reject_type = NULL, reject_labels = '[]', moderation_comment = NULL, reviewed_at = NULL,
                     updated_at = now()
               WHERE id = $1`,
@@ -512,15 +593,16 @@ export class ReviewsRepository {
       if (applicant.parentApplicantId) await this.rollUpCompany(manager, applicant.parentApplicantId);
       return;
     }
-    if (!level || applicant.levelId !== level.id) return;
-    const verdict = verdictOf(level, await this.steps(manager, applicant.id));
-    if (verdict) await this.completeReview(manager, applicant, level, verdict, 'operator');
+    if (level && applicant.levelId === level.id) {
+      await this.concludeReview(manager, applicant, level, 'operator');
+    }
   }
 
   /**
    * The sandbox review (DECISIONS "Sandbox"): decides the given steps as `completed` whatever their state, then
-   * completes the review exactly as production does (completeReview), in one transaction. 'level_changed'
-   * when the applicant moved to another level meanwhile; 'incomplete' when a required step is still open.
+   * ends the review exactly as production does (concludeReview), in one transaction: 'held' for a company with
+   * an open UBO child. 'level_changed' when the applicant moved to another level meanwhile; 'incomplete' when a
+   * required step is still open.
    */
   async sandboxReview(input: {
     applicantId: string;
@@ -529,7 +611,7 @@ export class ReviewsRepository {
       kind: string;
       result: Omit<StepOutcome, 'kind' | 'reviewStatus' | 'updatedAt' | 'clientComment'>;
     }[];
-  }): Promise<'reviewed' | 'level_changed' | 'incomplete' | 'deactivated' | 'blocklisted'> {
+  }): Promise<'reviewed' | 'held' | 'level_changed' | 'incomplete' | 'deactivated' | 'blocklisted'> {
     const { level } = input;
     return this.dataSource.transaction(async (manager) => {
       const applicant = await this.lockApplicant(manager, input.applicantId);
@@ -560,10 +642,9 @@ export class ReviewsRepository {
           ...result,
         });
       }
-      const verdict = verdictOf(level, await this.steps(manager, applicant.id));
-      if (!verdict) return 'incomplete';
-      await this.completeReview(manager, applicant, level, verdict, 'partner');
-      return 'reviewed';
+      const conclusion = await this.concludeReview(manager, applicant, level, 'partner');
+      if (conclusion === 'open') return 'incomplete';
+      return conclusion === 'held' ? 'held' : 'reviewed';
     });
   }
 
@@ -603,7 +684,7 @@ export class ReviewsRepository {
    * step finds nothing to update), the review event (`aml.run`, `adverse_media.run` or `step.checked`), the
    * applicant's riskLevel (never lowered), and then either the hold (`awaitingOperatorReview`: applicant
    * `in_review`, `applicant.sent_to_review`, `applicantOnHold`) or, when the step completes the level, the
-   * applicant's review (completeReview), unless the applicant is deactivated or blocklisted (frozenBy).
+   * applicant's review (concludeReview), unless the applicant is deactivated or blocklisted (frozenBy).
    */
   async recordCheck(input: {
     stepId: string;
@@ -649,14 +730,17 @@ export class ReviewsRepository {
       if (hold) {
         await this.holdForOperator(manager, applicant, level, step.kind);
       } else if (isRequiredStep(level, step.kind) && !frozenBy(applicant)) {
-        const verdict = verdictOf(level, await this.steps(manager, applicant.id));
-        if (verdict) await this.completeReview(manager, applicant, level, verdict, 'system');
+        await this.concludeReview(manager, applicant, level, 'system');
       }
       return 'recorded';
     });
   }
 
-  /** A step waits for an operator: the applicant goes `in_review` and the partner hears `applicantOnHold` once. */
+  /**
+   * A step waits for an operator: the applicant goes `in_review` and the partner hears `applicantOnHold` once.
+   * A company with open UBO children stays `awaiting_user` (decision 0443); the roll-up puts it on hold when
+   * the round closes (closeRound).
+   */
   private async holdForOperator(
     manager: EntityManager,
     applicant: LockedApplicant,
@@ -666,7 +750,8 @@ export class ReviewsRepository {
     const [moved] = await updateReturning<{ updatedAt: Date }>(
       manager,
       `UPDATE applicants SET status = 'in_review', updated_at = now()
-        WHERE id = $1 AND status <> ALL($2::text[]) RETURNING updated_at AS "updatedAt"`,
+        WHERE id = $1 AND status <> ALL($2::text[]) AND NOT ${HAS_OPEN_CHILD}
+        RETURNING updated_at AS "updatedAt"`,
       [applicant.id, ['in_review', ...TERMINAL_STATUSES, 'deactivated']],
     );
     if (!moved) return;
@@ -692,8 +777,8 @@ export class ReviewsRepository {
   /** Locks the applicant row for the rest of the transaction. */
   async lockApplicant(manager: EntityManager, applicantId: string): Promise<LockedApplicant | undefined> {
     const [row] = await manager.query<LockedApplicant[]>(
-      `SELECT id, product_id AS "productId", external_user_id AS "externalUserId", level_id AS "levelId", status,
-              parent_applicant_id AS "parentApplicantId", sandbox, blocklisted, created_at AS "createdAt"
+      `SELECT id, product_id AS "productId", external_user_id AS "externalUserId", type, level_id AS "levelId",
+              status, parent_applicant_id AS "parentApplicantId", sandbox, blocklisted, created_at AS "createdAt"
          FROM applicants WHERE id = $1 FOR UPDATE`,
       [applicantId],
     );

@@ -152,9 +152,18 @@ export class SdkRepository {
           [ctx.applicant.id, ctx.enrollmentId, kind],
         );
       }
-      await manager.query(`UPDATE applicants SET status = 'pending', updated_at = now() WHERE id = $1`, [
-        ctx.applicant.id,
-      ]);
+      // A company with an open UBO child stays awaiting_user: it waits for its children (decision 0443).
+      await manager.query(
+        `UPDATE applicants
+            SET status = CASE WHEN EXISTS (
+                                SELECT 1 FROM ubos u JOIN applicants c ON c.id = u.linked_applicant_id
+                                 WHERE u.parent_applicant_id = $1 AND NOT u.removed
+                                   AND c.status <> ALL('{approved,rejected}'::text[]))
+                              THEN 'awaiting_user' ELSE 'pending' END,
+                updated_at = now()
+          WHERE id = $1`,
+        [ctx.applicant.id],
+      );
       await manager.query(
         `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
          VALUES ($1, $2, 'enrollment.submitted', 'sdk', $3::jsonb)`,
