@@ -191,6 +191,48 @@ describe('a company with open UBO children (decision 0443)', () => {
     expect((await status('submit-open')).status).toBe('awaiting_user');
   });
 
+  it('spawning a child on an approved company reopens it; its verdict is computed again when the round closes', async () => {
+    const id = await company('reopened');
+    await green('reopened');
+    expect((await status('reopened')).status).toBe('approved');
+    const child = await owner('reopened', 'Ann Owner');
+    expect((await status('reopened')).status).toBe('awaiting_user');
+    await review(child, { reviewAnswer: 'RED', reviewRejectType: 'FINAL', rejectLabels: ['SANCTIONS'] });
+    expect(await status('reopened')).toMatchObject({
+      status: 'rejected',
+      reviewRejectType: 'FINAL',
+      rejectLabels: ['UBO_REJECTED'],
+      attempt: 2,
+    });
+    expect(await verdictEvents(id)).toEqual([
+      'applicantReviewed',
+      'companyChildrenCompleted',
+      'applicantReviewed',
+    ]);
+  });
+
+  it("a RETRY child's new link reopens the company's round; the child approved then approves it", async () => {
+    const id = await company('retry-round');
+    const child = await owner('retry-round', 'Ann Owner');
+    await green('retry-round');
+    await review(child, { reviewAnswer: 'RED', rejectLabels: ['LOW_QUALITY'] });
+    expect(await status('retry-round')).toMatchObject({ status: 'rejected', reviewRejectType: 'RETRY' });
+    await api().post('/v1/applicants/retry-round/ubos/0/regenerate-link').set(auth()).send({}).expect(200);
+    expect((await status('retry-round')).status).toBe('awaiting_user');
+    await green(child);
+    expect(await status('retry-round')).toMatchObject({
+      status: 'approved',
+      reviewAnswer: 'GREEN',
+      attempt: 2,
+    });
+    expect(await verdictEvents(id)).toEqual([
+      'companyChildrenCompleted',
+      'applicantReviewed',
+      'companyChildrenCompleted',
+      'applicantReviewed',
+    ]);
+  });
+
   it('a verdict held for a child reset after its round closed completes when that child finishes again', async () => {
     const id = await company('reset-child');
     const child = await owner('reset-child', 'Ann Owner');
