@@ -178,6 +178,48 @@ describe('step checks in the worker', () => {
     expect(await history('c-bank')).toContain('adverse_media.run');
   });
 
+  it("a company's checks that finish while its UBO child is open hold its verdict; the child's checks complete it", async () => {
+    const a = await applicant({
+      externalUserId: 'c-owned',
+      type: 'company',
+      companyName: 'Lindqvist Trading',
+    });
+    await h
+      .http()
+      .post('/v1/applicants/c-owned/ubos')
+      .set(h.auth(key))
+      .send({ fullName: 'Emma Lindqvist', dateOfBirth: '1988-04-12', ownershipPercent: 100, roles: ['ubo'] })
+      .expect(201);
+    const spawned = await h
+      .http()
+      .post('/v1/applicants/c-owned/ubos/0/spawn-kyc')
+      .set(h.auth(key))
+      .expect(201);
+    await submitSteps(h, a, ['company_data', 'adverse_media']);
+    const own = await until(() => steps('c-owned'), settled);
+    expect(own.map((s) => s.reviewAnswer)).toEqual(['GREEN', 'GREEN']);
+    expect(await status('c-owned')).toMatchObject({
+      status: 'awaiting_user',
+      reviewAnswer: null,
+      attempt: 0,
+    });
+    expect(await outbox(a.id, 'applicantReviewed')).toHaveLength(0);
+    expect(await history('c-owned')).not.toContain('applicant.approved');
+
+    const childId = spawned.body.childApplicantId as string;
+    const [enrollment] = await h.sql<{ id: string }>('SELECT id FROM enrollments WHERE applicant_id = $1', [
+      childId,
+    ]);
+    await submitSteps(h, { id: childId, enrollmentId: enrollment.id }, ['personal_information', 'aml']);
+    await until(
+      () => status('c-owned'),
+      (s) => s.status === 'approved',
+    );
+    expect(await status(spawned.body.childExternalUserId as string)).toMatchObject({ status: 'approved' });
+    expect(await outbox(a.id, 'applicantReviewed')).toHaveLength(1);
+    expect(await outbox(a.id, 'companyChildrenCompleted')).toHaveLength(1);
+  });
+
   it('personal information missing a required field is RED RETRY with REQUIRED_DATA_MISSING', async () => {
     const a = await applicant({ externalUserId: 'u-nodob', firstName: 'Lars', lastName: 'Hansen' });
     await submitSteps(h, a, ['personal_information', 'aml']);
@@ -425,6 +467,41 @@ describe('step checks in the worker', () => {
         .send({ reviewAnswer: 'GREEN' })
         .expect(409);
       expect(refused.body).toEqual({ message: 'Applicant is deactivated; activate it first' });
+    });
+
+    it('steps that finished while it was deactivated give the verdict on activate', async () => {
+      const a = await applicant({
+        externalUserId: 'u-thawed',
+        firstName: 'Ines',
+        lastName: 'Duarte',
+        dateOfBirth: '1988-08-08',
+      });
+      await act('u-thawed', 'deactivate');
+      await queued(a);
+      await until(() => steps('u-thawed'), settled);
+      expect(await status('u-thawed')).toMatchObject({ status: 'deactivated', reviewAnswer: null });
+      const activated = await h
+        .http()
+        .post(`/admin/v1/products/${productId}/applicants/u-thawed/activate`)
+        .set(bearer)
+        .expect(200);
+      expect(activated.body.applicant).toMatchObject({
+        status: 'approved',
+        reviewAnswer: 'GREEN',
+        attempt: 1,
+      });
+      const reviewed = await outbox(a.id, 'applicantReviewed');
+      expect(reviewed).toHaveLength(1);
+      expect(applicantReviewedData.parse(reviewed[0].data)).toMatchObject({
+        reviewResult: { reviewAnswer: 'GREEN' },
+      });
+      // The partner hears the activation before the verdict it led to.
+      const order = await h.sql<{ event_type: string }>(
+        `SELECT event_type FROM outbox WHERE entity_id = $1 AND event_type IN ('applicantActivated', 'applicantReviewed')
+          ORDER BY sequence`,
+        [a.id],
+      );
+      expect(order.map((row) => row.event_type)).toEqual(['applicantActivated', 'applicantReviewed']);
     });
   });
 });

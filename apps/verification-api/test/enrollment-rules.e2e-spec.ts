@@ -40,6 +40,12 @@ beforeAll(async () => {
     personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth'],
     steps: [{ kind: 'personal_information' }, { kind: 'aml' }],
   });
+  await h.admin('post', `/products/${productId}/levels`, {
+    name: 'KYB_SCREEN',
+    applicantType: 'company',
+    isDefault: true,
+    steps: [{ kind: 'adverse_media' }],
+  });
 }, 60000);
 afterAll(async () => {
   await worker?.close();
@@ -160,6 +166,37 @@ describe('one link at a time', () => {
     const resolve = await api().get(`/api/v1/sdk/links/${open.shortCode}`).expect(410);
     expect(resolve.body.message).toMatch(/closed/i);
     await api().get('/api/v1/sdk/session').set(bearer(open.token)).expect(401);
+  });
+
+  it("a company's lapsed link does not expire it while a UBO child is open: it waits for the child, not the user", async () => {
+    await api()
+      .post('/v1/applicants')
+      .set(h.auth(key))
+      .send({ externalUserId: 'waiting-co', type: 'company', companyName: 'Acme' })
+      .expect(201);
+    await api()
+      .post('/v1/applicants/waiting-co/ubos')
+      .set(h.auth(key))
+      .send({ fullName: 'Ann Owner', dateOfBirth: '1970-01-01', ownershipPercent: 60, roles: ['ubo'] })
+      .expect(201);
+    await api().post('/v1/applicants/waiting-co/ubos/0/spawn-kyc').set(h.auth(key)).expect(201);
+    const minted = await api()
+      .post('/v1/applicants/waiting-co/verification-sessions?verificationLevelName=KYB_SCREEN')
+      .set(h.auth(key))
+      .expect(202);
+    await h.sql(`UPDATE enrollments SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      minted.body.enrollmentId,
+    ]);
+    await until(
+      async () =>
+        (
+          await h.sql<{ status: string }>('SELECT status FROM enrollments WHERE id = $1', [
+            minted.body.enrollmentId,
+          ])
+        )[0].status,
+      (s) => s === 'expired',
+    );
+    expect((await status('waiting-co')).status).toBe('awaiting_user');
   });
 
   it("a newer link's expiry leaves the steps an earlier submission put before the operator", async () => {

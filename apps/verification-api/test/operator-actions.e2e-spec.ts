@@ -151,6 +151,54 @@ describe('operator actions on an applicant', () => {
     );
   });
 
+  it('blocklisting a deactivated applicant rejects it at once; activate brings it back rejected, never approved', async () => {
+    const sandboxKey = await h.admin<Credential>('post', `/products/${productId}/keys`, {
+      environment: 'sandbox',
+    });
+    const created = await h
+      .http()
+      .post('/v1/applicants')
+      .set(h.auth(sandboxKey))
+      .send({ externalUserId: 'u-off-block' })
+      .expect(201);
+    const id = created.body.id as string;
+    await h
+      .http()
+      .post('/v1/applicants/u-off-block/sandbox/review')
+      .set(h.auth(sandboxKey))
+      .send({ reviewAnswer: 'GREEN' })
+      .expect(200);
+    expect(await status('u-off-block')).toMatchObject({ status: 'approved', reviewAnswer: 'GREEN' });
+    await act('u-off-block', 'deactivate').expect(200);
+    const blocked = await act('u-off-block', 'blocklist', { reason: 'Fraud ring' }).expect(200);
+    // Still deactivated, but the verdict is the blocklist's, and the partner hears it now.
+    expect(blocked.body.applicant).toMatchObject({
+      status: 'deactivated',
+      reviewAnswer: 'RED',
+      reviewRejectType: 'FINAL',
+      rejectLabels: ['BLOCKLIST'],
+      moderationComment: 'Fraud ring',
+      attempt: 2,
+    });
+    const reviewed = await outbox(id, 'applicantReviewed');
+    expect(reviewed).toHaveLength(2);
+    expect(reviewed[1].data).toMatchObject({
+      reviewResult: { reviewAnswer: 'RED', reviewRejectType: 'FINAL', rejectLabels: ['BLOCKLIST'] },
+    });
+    expect(await history('u-off-block')).toEqual(
+      expect.arrayContaining(['applicant.blocklisted/operator', 'applicant.rejected/operator']),
+    );
+    const on = await act('u-off-block', 'activate').expect(200);
+    expect(on.body.applicant).toMatchObject({
+      status: 'rejected',
+      reviewAnswer: 'RED',
+      rejectLabels: ['BLOCKLIST'],
+    });
+    await act('u-off-block', 'unblock').expect(200);
+    expect(await status('u-off-block')).toMatchObject({ status: 'rejected', reviewRejectType: 'FINAL' });
+    expect(await outbox(id, 'applicantReviewed')).toHaveLength(2);
+  });
+
   it('answers 400 for an unknown action or body, 404 for an unknown applicant or product', async () => {
     await applicant('u-misc');
     expect((await act('u-misc', 'explode').expect(400)).body.message).toMatch(/action/);

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { HAS_OPEN_CHILD } from '../ubos/open-children';
 
 export interface SubmittedStep {
   stepId: string;
@@ -36,7 +37,8 @@ export class ChecksRepository {
    * - the enrollment becomes `expired` and `enrollment.expired` is recorded;
    * - when it is the applicant's latest enrollment, every step of its level still waiting for this
    *   enrollment becomes `expired` (`pending`, or `submitted` under it; steps without progress get an
-   *   `expired` row), and an applicant still waiting for the user (`init`, `awaiting_user`) becomes `expired`.
+   *   `expired` row), and an applicant still waiting for the user (`init`, `awaiting_user`) becomes `expired`
+   *   (not a company waiting for its open UBO children: decision 0443).
    *   Steps an earlier, submitted enrollment put under review keep going (decision 0131: enrollments already
    *   submitted do not expire), as do results.
    * Returns how many enrollments expired.
@@ -81,7 +83,7 @@ export class ChecksRepository {
           steps = expiredSteps.map((s) => s.kind);
           await manager.query(
             `UPDATE applicants SET status = 'expired', updated_at = now()
-              WHERE id = $1 AND status IN ('init', 'awaiting_user')`,
+              WHERE id = $1 AND status IN ('init', 'awaiting_user') AND NOT ${HAS_OPEN_CHILD}`,
             [applicant.id],
           );
         }

@@ -1,4 +1,4 @@
-import { type StepOutcome, verdictOf } from './review-rules';
+import { type ReviewVerdict, type StepOutcome, verdictOf, withChildren } from './review-rules';
 
 const level = {
   steps: [
@@ -77,5 +77,53 @@ describe('verdictOf', () => {
         step('selfie', { moderationComment: 'x' }),
       ]),
     ).toEqual({ reviewAnswer: 'RED', reviewRejectType: 'RETRY', rejectLabels: [], moderationComment: null });
+  });
+});
+
+describe('withChildren', () => {
+  const green: ReviewVerdict = {
+    reviewAnswer: 'GREEN',
+    reviewRejectType: null,
+    rejectLabels: [],
+    moderationComment: 'documents fine',
+  };
+  const red: ReviewVerdict = {
+    reviewAnswer: 'RED',
+    reviewRejectType: 'RETRY',
+    rejectLabels: ['COMPANY_DOCUMENTS_MISSING'],
+    moderationComment: 'upload the register extract',
+  };
+  const child = (status: string, reviewRejectType: string | null = null) => ({ status, reviewRejectType });
+
+  it("is the company's own verdict when no child was rejected (or there is none)", () => {
+    expect(withChildren(green, [])).toBe(green);
+    expect(withChildren(green, [child('approved'), child('approved')])).toBe(green);
+    expect(withChildren(red, [child('approved')])).toBe(red);
+  });
+
+  it('is RED UBO_REJECTED, without the GREEN comments, when a child was rejected', () => {
+    expect(withChildren(green, [child('approved'), child('rejected', 'RETRY')])).toEqual({
+      reviewAnswer: 'RED',
+      reviewRejectType: 'RETRY',
+      rejectLabels: ['UBO_REJECTED'],
+      moderationComment: null,
+    });
+    expect(withChildren(green, [child('rejected', null)]).reviewRejectType).toBe('RETRY');
+  });
+
+  it('takes the strongest reject type of its own and its children, FINAL over RETRY over EXPIRED', () => {
+    expect(
+      withChildren(green, [child('rejected', 'RETRY'), child('rejected', 'FINAL')]).reviewRejectType,
+    ).toBe('FINAL');
+    expect(withChildren(green, [child('rejected', 'EXPIRED')]).reviewRejectType).toBe('EXPIRED');
+    expect(withChildren(red, [child('rejected', 'FINAL')])).toEqual({
+      reviewAnswer: 'RED',
+      reviewRejectType: 'FINAL',
+      rejectLabels: ['COMPANY_DOCUMENTS_MISSING', 'UBO_REJECTED'],
+      moderationComment: 'upload the register extract',
+    });
+    expect(
+      withChildren({ ...red, reviewRejectType: 'FINAL' }, [child('rejected', 'RETRY')]).reviewRejectType,
+    ).toBe('FINAL');
   });
 });

@@ -58,3 +58,37 @@ export function verdictOf(
     moderationComment: comments.length > 0 ? comments.join('\n') : null,
   };
 }
+
+/** A UBO child spawned from a company's row, as its parent's verdict reads it. */
+export interface ChildOutcome {
+  status: string;
+  reviewRejectType: string | null;
+}
+
+/** The label a company's verdict carries when one of its UBO children was rejected (decision 0443). */
+export const UBO_REJECTED_LABEL = 'UBO_REJECTED';
+
+/**
+ * A company's verdict once its live UBO children are all `approved` or `rejected` (decision 0443): its own
+ * steps' verdict (verdictOf) when no child was rejected, else RED:
+ * - reviewRejectType: the strongest among its own RED steps' type and the rejected children's types (FINAL
+ *   over RETRY over EXPIRED; a child with none counts as RETRY), so a child rejected FINAL makes it FINAL;
+ * - rejectLabels: its own RED steps' labels, then `UBO_REJECTED` (a child's labels describe that person, not
+ *   the company; the partner reads them on the child);
+ * - moderationComment: its own RED steps' comments, as verdictOf gives them (none when only children are RED).
+ */
+export function withChildren(own: ReviewVerdict, children: ChildOutcome[]): ReviewVerdict {
+  const rejected = children.filter((child) => child.status === 'rejected');
+  if (rejected.length === 0) return own;
+  const ownRed = own.reviewAnswer === 'RED';
+  const types = [
+    ...(ownRed ? [own.reviewRejectType ?? 'RETRY'] : []),
+    ...rejected.map((child) => child.reviewRejectType ?? 'RETRY'),
+  ];
+  return {
+    reviewAnswer: 'RED',
+    reviewRejectType: REJECT_TYPE_PRECEDENCE.find((type) => types.includes(type)) ?? 'RETRY',
+    rejectLabels: [...new Set([...(ownRed ? own.rejectLabels : []), UBO_REJECTED_LABEL])],
+    moderationComment: ownRed ? own.moderationComment : null,
+  };
+}

@@ -9,7 +9,15 @@ import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import { toStepResults } from '../applicants/step-results';
 import type { LevelEntity } from '../levels/entities/level.entity';
-import { isRequiredStep, type ReviewVerdict, type StepOutcome, verdictOf } from './review-rules';
+import {
+  type ChildOutcome,
+  isRequiredStep,
+  type ReviewVerdict,
+  type StepOutcome,
+  verdictOf,
+  withChildren,
+} from './review-rules';
+import { HAS_OPEN_CHILD } from '../ubos/open-children';
 
 /** An applicant as the operator addresses it (product + externalUserId), with its review columns. */
 export interface ReviewTarget {
@@ -36,6 +44,7 @@ export interface LockedApplicant {
   id: string;
   productId: string;
   externalUserId: string;
+  type: 'individual' | 'company';
   levelId: string | null;
   status: string;
   parentApplicantId: string | null;
@@ -66,6 +75,18 @@ export type StepDecisionResult =
   | { outcome: 'frozen'; by: 'deactivated' | 'blocklisted' };
 
 const TERMINAL_STATUSES = ['approved', 'rejected'];
+
+/** A child spawned from one of a company's UBO rows; `removed` when its row is (it left the roll-up). */
+interface SpawnedChild extends ChildOutcome {
+  removed: boolean;
+}
+
+/** Open: not `approved` or `rejected` yet (a deactivated or expired child is open). */
+const isOpenChild = (child: ChildOutcome) => !TERMINAL_STATUSES.includes(child.status);
+
+/** How a review that may end ends: completed, held for the company's open children, or still open. */
+export type ReviewConclusion = 'completed' | 'held' | 'open';
+
 const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
 
 export { APPLICANT_ACTIONS, type ApplicantAction };
@@ -137,7 +158,7 @@ export class ReviewsRepository {
   /**
    * Records a decision on one step, in one transaction: the step result (only from a state that takes a
    * decision), the `step.reviewed` review event, and — when that completes the last required step of the
-   * level — the applicant's review (completeReview). The applicant row lock serialises concurrent decisions,
+   * level — the applicant's review (concludeReview). The applicant row lock serialises concurrent decisions,
    * so exactly one of them sees every required step completed.
    */
   async decideStep(input: {
@@ -194,28 +215,60 @@ export class ReviewsRepository {
         previousStatus: current.reviewStatus,
         ...result,
       });
-      let reviewCompleted = false;
-      if (isRequiredStep(level, kind)) {
-        const verdict = verdictOf(level, await this.steps(manager, applicant.id));
-        if (verdict) {
-          await this.completeReview(manager, applicant, level, verdict, input.actorType);
-          reviewCompleted = true;
-        }
-      }
+      const reviewCompleted =
+        isRequiredStep(level, kind) &&
+        (await this.concludeReview(manager, applicant, level, input.actorType)) === 'completed';
       return { outcome: 'decided', step, reviewCompleted };
     });
   }
 
   /**
+   * Ends the review if every required step is decided (verdictOf), inside the caller's transaction, which holds
+   * the applicant's row lock and has checked frozenBy. A company waits for its UBO children (decision 0443):
+   * - while one of its live spawned children is open, its verdict is held: it stays (or goes back to)
+   *   `awaiting_user`, `review.held` is recorded, and the roll-up completes the review when the round closes;
+   * - otherwise its verdict takes the children in (withChildren: a rejected child makes it RED).
+   * 'open' while a required step is undecided.
+   */
+  async concludeReview(
+    manager: EntityManager,
+    applicant: LockedApplicant,
+    level: Pick<LevelEntity, 'name' | 'steps'>,
+    actorType: string,
+  ): Promise<ReviewConclusion> {
+    const own = verdictOf(level, await this.steps(manager, applicant.id));
+    if (!own) return 'open';
+    const children =
+      applicant.type === 'company'
+        ? (await this.spawnedChildren(manager, applicant.id)).filter((child) => !child.removed)
+        : [];
+    const open = children.filter(isOpenChild).length;
+    if (open > 0) {
+      await manager.query(
+        `UPDATE applicants SET status = 'awaiting_user', updated_at = now()
+          WHERE id = $1 AND status <> 'awaiting_user'`,
+        [applicant.id],
+      );
+      await this.recordEvent(manager, applicant, 'review.held', actorType, { openChildren: open });
+      return 'held';
+    }
+    await this.completeReview(manager, applicant, level, withChildren(own, children), actorType);
+    return 'completed';
+  }
+
+  /**
    * Completes the applicant's review with `verdict`, inside the caller's transaction, which holds the
-   * applicant's row lock (lockApplicant). Every path that ends a review goes through here (operator step
-   * decisions now, sandbox review later):
+   * applicant's row lock (lockApplicant). Every path that ends a review goes through here: concludeReview
+   * (operator step decisions, checks, sandbox reviews, activate), the blocklist, and a company's round closing:
    * - the applicant's status (approved / rejected) and reviewResult columns, reviewedAt, and `attempt` (the
    *   number of reviews completed, decision 0131);
    * - its current (latest) enrollment, when still open, becomes completed / rejected (`enrollment.completed`);
    * - the `applicant.approved` / `applicant.rejected` review event;
    * - the `applicantReviewed` outbox event (DECISIONS data shape, steps = the level's required steps);
    * - the parent roll-up when this is a UBO child whose siblings are all terminal now.
+   * On a deactivated applicant (only a blocklist completes a review there; every other path refuses a frozen
+   * applicant, decision 0435) the status stays `deactivated` and the verdict's status becomes the one that
+   * activate brings back.
    */
   async completeReview(
     manager: EntityManager,
@@ -228,7 +281,10 @@ export class ReviewsRepository {
     const [{ reviewedAt }] = await updateReturning<{ reviewedAt: Date }>(
       manager,
       `UPDATE applicants
-          SET status = $2, review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
+          SET status = CASE WHEN status = 'deactivated' THEN status ELSE $2 END,
+              status_before_deactivation = CASE WHEN status = 'deactivated' THEN $2
+                                                ELSE status_before_deactivation END,
+              review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
               moderation_comment = $6, reviewed_at = now(), updated_at = now(), attempt = attempt + 1
         WHERE id = $1
         RETURNING reviewed_at AS "reviewedAt"`,
@@ -298,48 +354,94 @@ export class ReviewsRepository {
 
   /**
    * Contract: the parent company verification is closed when every spawned child is terminal. Runs when a
-   * child becomes terminal, and when a UBO row is removed (its child leaves the roll-up, so the children left
-   * may all be terminal); the parent leaves `awaiting_user` (for `pending`) and `companyChildrenCompleted` goes
-   * out. The parent's row lock serialises siblings completing at the same time.
+   * child becomes terminal, when a UBO row is removed (its child leaves the roll-up, so the children left may
+   * all be terminal, or none may be left), and when a child comes back terminal from a deactivation
+   * (afterActivate). The parent leaves `awaiting_user` (for `pending`; a deactivated parent, in the status that
+   * activate restores), `companyChildrenCompleted` goes out once per round, and the company's own review
+   * follows (closeRound). The parent's row lock serialises siblings completing at the same time.
    */
   async rollUpCompany(manager: EntityManager, parentId: string): Promise<void> {
     const parent = await this.lockApplicant(manager, parentId);
     if (!parent) return;
-    const [counts] = await manager.query<{ spawned: number; open: number }[]>(
-      `SELECT count(c.id)::int AS spawned,
-              count(c.id) FILTER (WHERE c.status <> ALL($2::text[]))::int AS open
-         FROM ubos u JOIN applicants c ON c.id = u.linked_applicant_id
-        WHERE u.parent_applicant_id = $1 AND NOT u.removed`,
-      [parentId, TERMINAL_STATUSES],
-    );
-    if (counts.spawned === 0 || counts.open > 0) return;
-    // Guarded (decision 0140): only the completion that sets children_completed_at fires the event, so a
-    // re-review, or a sibling that finished at the same moment, never repeats it.
-    const [closed] = await updateReturning<{ updatedAt: Date; levelName: string | null }>(
+    const children = await this.spawnedChildren(manager, parentId);
+    // Closed when no live child is open: also when the partner removed the rows of the last open ones, even if
+    // no live child is left. A company that never spawned has no round to close.
+    if (children.length === 0 || children.some((c) => !c.removed && isOpenChild(c))) return;
+    // The status leaves awaiting_user whenever no live child is open; the event is guarded (decision 0140):
+    // only the completion that sets children_completed_at fires it, so a re-review, or a sibling that finished
+    // at the same moment, never repeats it within a round.
+    const [closed] = await updateReturning<{ updatedAt: Date; levelName: string | null; first: boolean }>(
       manager,
       `UPDATE applicants a
           SET status = CASE WHEN a.status = 'awaiting_user' THEN 'pending' ELSE a.status END,
-              children_completed_at = now(), updated_at = now()
-        WHERE a.id = $1 AND a.children_completed_at IS NULL
-        RETURNING a.updated_at AS "updatedAt", (SELECT name FROM levels WHERE id = a.level_id) AS "levelName"`,
+              status_before_deactivation = CASE WHEN a.status_before_deactivation = 'awaiting_user' THEN 'pending'
+                                                ELSE a.status_before_deactivation END,
+              children_completed_at = coalesce(a.children_completed_at, now()), updated_at = now()
+         FROM (SELECT children_completed_at IS NULL AS first FROM applicants WHERE id = $1) round
+        WHERE a.id = $1
+          AND (round.first OR 'awaiting_user' IN (a.status, a.status_before_deactivation))
+        RETURNING a.updated_at AS "updatedAt", (SELECT name FROM levels WHERE id = a.level_id) AS "levelName",
+                  round.first`,
       [parentId],
     );
-    if (!closed) return;
-    await appendToOutbox(manager, [
-      {
-        tenantId: parent.productId,
-        eventType: VERIFICATION_EVENTS.COMPANY_CHILDREN_COMPLETED,
-        entityType: 'applicant',
-        entityId: parent.id,
-        data: {
-          applicantId: parent.id,
-          externalUserId: parent.externalUserId,
-          levelName: closed.levelName,
-          sandbox: parent.sandbox,
-          createdAtUtc: new Date(closed.updatedAt).toISOString(),
+    if (closed?.first) {
+      await appendToOutbox(manager, [
+        {
+          tenantId: parent.productId,
+          eventType: VERIFICATION_EVENTS.COMPANY_CHILDREN_COMPLETED,
+          entityType: 'applicant',
+          entityId: parent.id,
+          data: {
+            applicantId: parent.id,
+            externalUserId: parent.externalUserId,
+            levelName: closed.levelName,
+            sandbox: parent.sandbox,
+            createdAtUtc: new Date(closed.updatedAt).toISOString(),
+          },
         },
-      },
-    ]);
+      ]);
+    }
+    await this.closeRound(
+      manager,
+      parent,
+      children.filter((child) => !child.removed),
+    );
+  }
+
+  /**
+   * The company's own review once its round of children has closed (decision 0443), after
+   * `companyChildrenCompleted`: a verdict held for the children completes now, with them (withChildren); a
+   * company whose own steps are not all decided has just left `awaiting_user` for `pending`, and goes on hold
+   * (`in_review`, `applicantOnHold`) if a required step waits for an operator. A frozen company takes no verdict
+   * (decision 0435: activate gives it), and a company with a verdict keeps it.
+   */
+  private async closeRound(manager: EntityManager, parent: LockedApplicant, children: ChildOutcome[]) {
+    if (frozenBy(parent) || TERMINAL_STATUSES.includes(parent.status) || !parent.levelId) return;
+    const [level] = await manager.query<Pick<LevelEntity, 'name' | 'steps'>[]>(
+      'SELECT name, steps FROM levels WHERE id = $1',
+      [parent.levelId],
+    );
+    if (!level) return;
+    const steps = await this.steps(manager, parent.id);
+    const own = verdictOf(level, steps);
+    if (own) {
+      await this.completeReview(manager, parent, level, withChildren(own, children), 'system');
+      return;
+    }
+    const waiting = steps.find(
+      (step) => step.reviewStatus === 'awaitingOperatorReview' && isRequiredStep(level, step.kind),
+    );
+    if (waiting) await this.holdForOperator(manager, parent, level, waiting.kind);
+  }
+
+  /** Every child spawned from the company's UBO rows, `removed` when its row is (it left the roll-up). */
+  private spawnedChildren(manager: EntityManager, parentId: string): Promise<SpawnedChild[]> {
+    return manager.query<SpawnedChild[]>(
+      `SELECT c.status, c.review_reject_type AS "reviewRejectType", u.removed
+         FROM ubos u JOIN applicants c ON c.id = u.linked_applicant_id
+        WHERE u.parent_applicant_id = $1`,
+      [parentId],
+    );
   }
 
   /**
@@ -349,9 +451,11 @@ export class ReviewsRepository {
    *   `init`, open enrollments `failed`; `applicant.reset`, `applicantReset`.
    * - deactivate: status `deactivated` (the previous one kept), open enrollments `failed`;
    *   `applicant.deactivated`, `applicantDeactivated`.
-   * - activate: the status before the deactivation; `applicant.activated`, `applicantActivated`.
+   * - activate: the status before the deactivation; `applicant.activated`, `applicantActivated`; then the
+   *   verdict of the steps recorded meanwhile, when they are all decided (afterActivate).
    * - blocklist: the flag (no new session link), and the review completed RED FINAL `BLOCKLIST` (applicant
-   *   `rejected`, `applicantReviewed`); `applicant.blocklisted`.
+   *   `rejected`, or still `deactivated` and `rejected` once activated; `applicantReviewed`);
+   *   `applicant.blocklisted`.
    * - unblock: the flag cleared; `applicant.blocklist_removed` (the verdict stays; a reset reopens).
    */
   async applicantAction(input: {
@@ -380,7 +484,8 @@ export class ReviewsRepository {
           if (applicant.status === 'deactivated') return 'conflict';
           await manager.query('DELETE FROM applicant_steps WHERE applicant_id = $1', [applicant.id]);
           await manager.query(
-            `UPDATE applicants SET status = 'init', risk_level = 'unknown', review_answer = NULL,
+            `UPDATE applicants SET status = CASE WHEN ${HAS_OPEN_CHILD} THEN 'awaiting_user' ELSE 'init' END,
+                    risk_level = 'unknown', review_answer = NULL,
                     review_reject_type = NULL, reject_labels = '[]', moderation_comment = NULL, reviewed_at = NULL,
                     updated_at = now()
               WHERE id = $1`,
@@ -424,7 +529,9 @@ export class ReviewsRepository {
           break;
       }
       await this.recordEvent(manager, applicant, ACTION_HISTORY_EVENTS[action], 'operator', { reason });
-      if (action === 'blocklist' && input.level && applicant.status !== 'deactivated') {
+      // Deactivated or not: a blocklisted applicant holds the blocklist's verdict, so activate cannot bring back
+      // an earlier approval.
+      if (action === 'blocklist' && input.level) {
         await this.completeReview(
           manager,
           applicant,
@@ -462,14 +569,36 @@ export class ReviewsRepository {
           },
         ]);
       }
+      if (action === 'activate') await this.afterActivate(manager, applicant.id, input.level);
       return 'done';
     });
   }
 
   /**
+   * After activate, the verdict waiting on steps recorded while the applicant was frozen (decision 0435): when
+   * the restored status has no verdict and every required step is decided, the review completes now (after
+   * `applicantActivated`, so the partner hears the activation first). Nothing else would: an operator decision
+   * finds no step to decide, and a new link reopens only RETRY and expired steps. A UBO child that comes back
+   * `approved` or `rejected` runs its parent's roll-up, as its review completion did.
+   */
+  private async afterActivate(manager: EntityManager, applicantId: string, level: LevelEntity | null) {
+    const applicant = await this.lockApplicant(manager, applicantId);
+    if (!applicant || frozenBy(applicant)) return;
+    if (TERMINAL_STATUSES.includes(applicant.status)) {
+      // A UBO child back to its verdict: while deactivated it held its parent's round open.
+      if (applicant.parentApplicantId) await this.rollUpCompany(manager, applicant.parentApplicantId);
+      return;
+    }
+    if (level && applicant.levelId === level.id) {
+      await this.concludeReview(manager, applicant, level, 'operator');
+    }
+  }
+
+  /**
    * The sandbox review (DECISIONS "Sandbox"): decides the given steps as `completed` whatever their state, then
-   * completes the review exactly as production does (completeReview), in one transaction. 'level_changed'
-   * when the applicant moved to another level meanwhile; 'incomplete' when a required step is still open.
+   * ends the review exactly as production does (concludeReview), in one transaction: 'held' for a company with
+   * an open UBO child. 'level_changed' when the applicant moved to another level meanwhile; 'incomplete' when a
+   * required step is still open.
    */
   async sandboxReview(input: {
     applicantId: string;
@@ -478,7 +607,7 @@ export class ReviewsRepository {
       kind: string;
       result: Omit<StepOutcome, 'kind' | 'reviewStatus' | 'updatedAt' | 'clientComment'>;
     }[];
-  }): Promise<'reviewed' | 'level_changed' | 'incomplete' | 'deactivated' | 'blocklisted'> {
+  }): Promise<'reviewed' | 'held' | 'level_changed' | 'incomplete' | 'deactivated' | 'blocklisted'> {
     const { level } = input;
     return this.dataSource.transaction(async (manager) => {
       const applicant = await this.lockApplicant(manager, input.applicantId);
@@ -509,10 +638,9 @@ export class ReviewsRepository {
           ...result,
         });
       }
-      const verdict = verdictOf(level, await this.steps(manager, applicant.id));
-      if (!verdict) return 'incomplete';
-      await this.completeReview(manager, applicant, level, verdict, 'partner');
-      return 'reviewed';
+      const conclusion = await this.concludeReview(manager, applicant, level, 'partner');
+      if (conclusion === 'open') return 'incomplete';
+      return conclusion === 'held' ? 'held' : 'reviewed';
     });
   }
 
@@ -553,7 +681,7 @@ export class ReviewsRepository {
    * an earlier submission does not write over the step submitted again since on a newer link), the review event (`aml.run`, `adverse_media.run` or `step.checked`), the
    * applicant's riskLevel (never lowered), and then either the hold (`awaitingOperatorReview`: applicant
    * `in_review`, `applicant.sent_to_review`, `applicantOnHold`) or, when the step completes the level, the
-   * applicant's review (completeReview), unless the applicant is deactivated or blocklisted (frozenBy).
+   * applicant's review (concludeReview), unless the applicant is deactivated or blocklisted (frozenBy).
    */
   async recordCheck(input: {
     stepId: string;
@@ -601,14 +729,17 @@ export class ReviewsRepository {
       if (hold) {
         await this.holdForOperator(manager, applicant, level, step.kind);
       } else if (isRequiredStep(level, step.kind) && !frozenBy(applicant)) {
-        const verdict = verdictOf(level, await this.steps(manager, applicant.id));
-        if (verdict) await this.completeReview(manager, applicant, level, verdict, 'system');
+        await this.concludeReview(manager, applicant, level, 'system');
       }
       return 'recorded';
     });
   }
 
-  /** A step waits for an operator: the applicant goes `in_review` and the partner hears `applicantOnHold` once. */
+  /**
+   * A step waits for an operator: the applicant goes `in_review` and the partner hears `applicantOnHold` once.
+   * A company with open UBO children stays `awaiting_user` (decision 0443); the roll-up puts it on hold when
+   * the round closes (closeRound).
+   */
   private async holdForOperator(
     manager: EntityManager,
     applicant: LockedApplicant,
@@ -618,7 +749,8 @@ export class ReviewsRepository {
     const [moved] = await updateReturning<{ updatedAt: Date }>(
       manager,
       `UPDATE applicants SET status = 'in_review', updated_at = now()
-        WHERE id = $1 AND status <> ALL($2::text[]) RETURNING updated_at AS "updatedAt"`,
+        WHERE id = $1 AND status <> ALL($2::text[]) AND NOT ${HAS_OPEN_CHILD}
+        RETURNING updated_at AS "updatedAt"`,
       [applicant.id, ['in_review', ...TERMINAL_STATUSES, 'deactivated']],
     );
     if (!moved) return;
@@ -644,8 +776,8 @@ export class ReviewsRepository {
   /** Locks the applicant row for the rest of the transaction. */
   async lockApplicant(manager: EntityManager, applicantId: string): Promise<LockedApplicant | undefined> {
     const [row] = await manager.query<LockedApplicant[]>(
-      `SELECT id, product_id AS "productId", external_user_id AS "externalUserId", level_id AS "levelId", status,
-              parent_applicant_id AS "parentApplicantId", sandbox, blocklisted, created_at AS "createdAt"
+      `SELECT id, product_id AS "productId", external_user_id AS "externalUserId", type, level_id AS "levelId",
+              status, parent_applicant_id AS "parentApplicantId", sandbox, blocklisted, created_at AS "createdAt"
          FROM applicants WHERE id = $1 FOR UPDATE`,
       [applicantId],
     );

@@ -106,7 +106,8 @@ export class ReviewsService {
    * to production ones), on an applicant created with one (422 otherwise: a sandbox key must not decide a real
    * person, decision 0434). Each required step takes its answer from `steps`, else GREEN when another step is
    * named RED, else `reviewAnswer`; optional steps named in `steps` are decided too. RED steps carry the
-   * reject type (RETRY by default), labels and comment. The review then completes as in production.
+   * reject type (RETRY by default), labels and comment. The review then completes as in production, or is held
+   * as in production for a company with an open UBO child (decision 0443: 200, status `awaiting_user`).
    */
   async sandboxReview(productId: string, externalUserId: string, input: SandboxReviewInput) {
     const applicant = await this.repository.findApplicant(productId, externalUserId);

@@ -6,6 +6,7 @@ import { CHECKS_CHANNEL } from '../checks/checks-channel';
 import { reopenScreening } from '../checks/screening-reopen';
 import { lockOpenSession } from '../sessions/open-session-lock';
 import type { SdkContext } from '../sessions/session-contexts';
+import { HAS_OPEN_CHILD } from '../ubos/open-children';
 
 /** Step states that count as "the user's data is in" (anything past `pending`, except `expired`). */
 export const STEP_IN_STATES = ['submitted', 'in_review', 'completed', 'awaitingOperatorReview'];
@@ -131,7 +132,8 @@ export class SdkRepository {
 
   /**
    * Submits the enrollment, in one transaction: steps without user input (`serverKinds`) that are still
-   * pending move to `submitted`; the enrollment becomes `submitted`, the applicant `pending`;
+   * pending move to `submitted`; the enrollment becomes `submitted`, the applicant `pending` (a company with an
+   * open UBO child stays `awaiting_user`, decision 0443);
    * `enrollment.submitted` is recorded and `applicantPending` written to the outbox. When no step is left to
    * check (every one already has its result), the enrollment becomes `completed` and the applicant keeps its
    * status: nothing would ever decide a `pending` (decision 0441). The enrollment row lock
@@ -183,9 +185,14 @@ export class SdkRepository {
         );
         return 'already' as const;
       }
-      await manager.query(`UPDATE applicants SET status = 'pending', updated_at = now() WHERE id = $1`, [
-        ctx.applicant.id,
-      ]);
+      // A company with an open UBO child stays awaiting_user: it waits for its children (decision 0443).
+      await manager.query(
+        `UPDATE applicants
+            SET status = CASE WHEN ${HAS_OPEN_CHILD} THEN 'awaiting_user' ELSE 'pending' END,
+                updated_at = now()
+          WHERE id = $1`,
+        [ctx.applicant.id],
+      );
       await appendToOutbox(manager, [
         {
           tenantId: ctx.applicant.productId,

@@ -58,6 +58,30 @@ const ROW_SELECT = `
        WHERE applicant_id = u.linked_applicant_id ORDER BY created_at DESC, id DESC LIMIT 1
     ) e ON true`;
 
+/**
+ * A status that a company leaves for `awaiting_user` when its round of children opens again (decision 0443):
+ * every one whose verdict may still change. `rejected` FINAL (a blocklist among them) and `expired` (its own
+ * link lapsed; a new link reopens it) stay.
+ */
+const reopens = (column: string) =>
+  `(${column} IN ('init', 'pending', 'in_review', 'approved')
+    OR (${column} = 'rejected' AND review_reject_type IS DISTINCT FROM 'FINAL'))`;
+
+/**
+ * Opens the company's round of UBO children again: the company waits for them in `awaiting_user` (the status a
+ * deactivated company gets back moves the same way), and `children_completed_at` is cleared so that
+ * `companyChildrenCompleted` fires once more when the round closes (decision 0140).
+ */
+const REOPEN_ROUND = `
+  UPDATE applicants
+     SET status = CASE WHEN ${reopens('status')} THEN 'awaiting_user' ELSE status END,
+         status_before_deactivation = CASE WHEN ${reopens('status_before_deactivation')} THEN 'awaiting_user'
+                                           ELSE status_before_deactivation END,
+         children_completed_at = NULL, updated_at = now()
+   WHERE id = $1`;
+
+const TERMINAL_STATUSES = ['approved', 'rejected'];
+
 const CHILD_SELECT = `
   SELECT id, external_user_id AS "externalUserId", level_id AS "levelId", status, blocklisted
     FROM applicants WHERE id = $1`;
@@ -197,8 +221,9 @@ export class UbosRepository {
   /**
    * spawn-kyc in one transaction. The UBO row's lock makes it idempotent under concurrent calls: the first
    * creates the child (applicant, partner claims, `applicant.created`, `applicantCreated` outbox row), links
-   * it, and puts the parent in `awaiting_user` with its roll-up round open again; the others wait on the lock
-   * and find the child linked. Every call mints a fresh link (`mint`) in the same transaction.
+   * it, and opens the parent's round again (REOPEN_ROUND: an approved company waits in `awaiting_user` for the
+   * new child, and its verdict is computed again when the round closes); the others wait on the lock and find
+   * the child linked. Every call mints a fresh link (`mint`) in the same transaction.
    */
   async spawn<L>(
     input: {
@@ -275,13 +300,7 @@ export class UbosRepository {
           WHERE id = $1`,
         [row.id, created.id],
       );
-      await manager.query(
-        `UPDATE applicants
-            SET status = CASE WHEN status IN ('init', 'pending') THEN 'awaiting_user' ELSE status END,
-                children_completed_at = NULL, updated_at = now()
-          WHERE id = $1`,
-        [input.parentId],
-      );
+      await manager.query(REOPEN_ROUND, [input.parentId]);
       const [child] = await manager.query<SpawnedChild[]>(CHILD_SELECT, [created.id]);
       const link = await mint(manager, child);
       return {
@@ -293,7 +312,11 @@ export class UbosRepository {
     });
   }
 
-  /** regenerate-link: a fresh link for the row's child, under the row's lock, in one transaction. */
+  /**
+   * regenerate-link: a fresh link for the row's child, under the row's lock, in one transaction. A child that
+   * the link takes out of its verdict (a RETRY rejection reopened) opens its parent's round again, so that the
+   * company's verdict follows the child's new one (decision 0443).
+   */
   async regenerate<L>(
     parentId: string,
     uboIndex: number,
@@ -306,7 +329,11 @@ export class UbosRepository {
       if (!row.linkedApplicantId) return { outcome: 'no_child' };
       const [child] = await manager.query<SpawnedChild[]>(CHILD_SELECT, [row.linkedApplicantId]);
       const link = await mint(manager, child);
-      return { outcome: 'minted', row, child, link };
+      const [after] = await manager.query<SpawnedChild[]>(CHILD_SELECT, [child.id]);
+      if (TERMINAL_STATUSES.includes(child.status) && !TERMINAL_STATUSES.includes(after.status)) {
+        await manager.query(REOPEN_ROUND, [parentId]);
+      }
+      return { outcome: 'minted', row, child: after, link };
     });
   }
 
