@@ -215,12 +215,99 @@ describe('UBO rows', () => {
   });
 });
 
+describe('row rules (decision 0445)', () => {
+  it('ownership shares of live rows add up to at most 100 %: POST and PATCH past it answer 422, nothing stored', async () => {
+    await company('co-shares');
+    await addUbo('co-shares', { ...JANE, ownershipPercent: 60 }).expect(201);
+    const over = await addUbo('co-shares', { ...JANE, fullName: 'Bob Roe', ownershipPercent: 40.01 }).expect(
+      422,
+    );
+    expect(over.body.message).toMatch(/100\.01 %/);
+    await addUbo('co-shares', { ...JANE, fullName: 'Bob Roe', ownershipPercent: 40 }).expect(201);
+    await h
+      .http()
+      .patch('/v1/applicants/co-shares/ubos/1')
+      .set(h.auth(key))
+      .send({ ownershipPercent: 41 })
+      .expect(422);
+    // A removed row's share no longer counts.
+    await h.http().delete('/v1/applicants/co-shares/ubos/0').set(h.auth(key)).expect(200);
+    await h
+      .http()
+      .patch('/v1/applicants/co-shares/ubos/1')
+      .set(h.auth(key))
+      .send({ ownershipPercent: 100 })
+      .expect(200);
+    const rows = await h.http().get('/v1/applicants/co-shares/ubos').set(h.auth(key)).expect(200);
+    expect(rows.body.items.map((r: { ownershipPercent: number }) => r.ownershipPercent)).toEqual([60, 100]);
+  });
+
+  it('two concurrent appends that together pass 100 %: one is stored, the other answers 422', async () => {
+    await company('co-share-race');
+    const answers = await Promise.all(
+      ['Ann Owner', 'Ben Owner'].map((fullName) =>
+        addUbo('co-share-race', { ...JANE, fullName, ownershipPercent: 60 }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 422]);
+  });
+
+  it('one row per person: the same name (any case, extra spaces) and birth date answers 409 naming the row', async () => {
+    await company('co-twice');
+    await addUbo('co-twice', JANE).expect(201);
+    const twice = await addUbo('co-twice', {
+      ...JANE,
+      fullName: '  jane   QUINCY doe ',
+      ownershipPercent: 0,
+      roles: ['representative'],
+    }).expect(409);
+    expect(twice.body.message).toMatch(/row 0/);
+    // Another person of the same name is told apart by the birth date; a PATCH into a duplicate is refused too.
+    await addUbo('co-twice', { ...JANE, dateOfBirth: '1990-01-01', ownershipPercent: 10 }).expect(201);
+    await h
+      .http()
+      .patch('/v1/applicants/co-twice/ubos/1')
+      .set(h.auth(key))
+      .send({ dateOfBirth: '1980-02-03' })
+      .expect(409);
+  });
+
+  it('a company holds at most 100 live rows', async () => {
+    await company('co-many');
+    for (let i = 0; i < 100; i++) {
+      await addUbo('co-many', {
+        fullName: `Director ${i}`,
+        dateOfBirth: '1970-01-01',
+        ownershipPercent: 0,
+        roles: ['director'],
+      }).expect(201);
+    }
+    const full = await addUbo('co-many', {
+      fullName: 'One More',
+      dateOfBirth: '1970-01-01',
+      ownershipPercent: 0,
+      roles: ['director'],
+    }).expect(422);
+    expect(full.body.message).toMatch(/at most 100 rows/);
+  });
+});
+
 describe('company-structure counts', () => {
   it('counts a multi-role row once in each role bucket, from live state', async () => {
     await company('co-count');
     await addUbo('co-count', { ...JANE, roles: ['ubo', 'director', 'shareholder'] }).expect(201);
-    await addUbo('co-count', { ...JANE, fullName: 'Rep Only', roles: ['representative'] }).expect(201);
-    await addUbo('co-count', { ...JANE, fullName: 'Dir Ubo', roles: ['director', 'ubo'] }).expect(201);
+    await addUbo('co-count', {
+      ...JANE,
+      fullName: 'Rep Only',
+      ownershipPercent: 0,
+      roles: ['representative'],
+    }).expect(201);
+    await addUbo('co-count', {
+      ...JANE,
+      fullName: 'Dir Ubo',
+      ownershipPercent: 30,
+      roles: ['director', 'ubo'],
+    }).expect(201);
     await spawn('co-count', 0).expect(201);
     const res = await h.http().get('/v1/applicants/co-count/company-structure').set(h.auth(key)).expect(200);
     expect(res.body).toEqual({

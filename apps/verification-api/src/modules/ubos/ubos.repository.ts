@@ -3,6 +3,7 @@ import { VERIFICATION_EVENTS } from '@tessera/contracts';
 import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/contracts';
+import { refuseRow, type RowRefusal } from './row-rules';
 
 export interface UboRow {
   id: string;
@@ -110,9 +111,11 @@ export class UbosRepository {
    * Appends a row at the next index (max + 1, removed rows included: indexes are never reused). The parent's
    * row lock orders concurrent appends.
    */
-  async append(parentId: string, input: UboCreateInput): Promise<UboRow> {
+  async append(parentId: string, input: UboCreateInput): Promise<UboRow | RowRefusal> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [parentId]);
+      const refused = await refuseRow(manager, parentId, input, null);
+      if (refused) return refused;
       const [{ uboIndex }] = await manager.query<{ uboIndex: number }[]>(
         `INSERT INTO ubos (parent_applicant_id, ubo_index, full_name, date_of_birth, ownership_percent, roles,
                            email, nationality)
@@ -141,11 +144,24 @@ export class UbosRepository {
     parentId: string,
     uboIndex: number,
     changes: UboPatchInput,
-  ): Promise<Refusal<'not_found' | 'removed'> | { outcome: 'updated'; row: UboRow }> {
+  ): Promise<Refusal<'not_found' | 'removed'> | RowRefusal | { outcome: 'updated'; row: UboRow }> {
     return this.dataSource.transaction(async (manager) => {
       const current = await this.lockRow(manager, parentId, uboIndex);
       if (!current) return { outcome: 'not_found' };
       if (current.removed) return { outcome: 'removed' };
+      // The company's lock after the row's, the order spawn takes them in: edits are checked one at a time.
+      await manager.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [parentId]);
+      const refused = await refuseRow(
+        manager,
+        parentId,
+        {
+          fullName: changes.fullName ?? current.fullName,
+          dateOfBirth: changes.dateOfBirth ?? current.dateOfBirth,
+          ownershipPercent: changes.ownershipPercent ?? current.ownershipPercent,
+        },
+        current.id,
+      );
+      if (refused) return refused;
       const identityChanged =
         current.linkedApplicantId !== null &&
         ((changes.fullName !== undefined && changes.fullName !== current.fullName) ||

@@ -12,6 +12,7 @@ import type { PartnerContext } from '../products/products.service';
 import { ReviewsRepository } from '../reviews/reviews.repository';
 import { assertCanVerify, SessionsService } from '../sessions/sessions.service';
 import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/contracts';
+import { refusedRow } from './row-rules';
 import { type SpawnedChild, type UboRow, UbosRepository } from './ubos.repository';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -81,7 +82,9 @@ export class UbosService {
 
   async append(partner: PartnerContext, externalUserId: string, input: UboCreateInput) {
     const parent = await this.company(partner, externalUserId);
-    return this.toView(await this.repository.append(parent.id, input));
+    const row = await this.repository.append(parent.id, input);
+    if ('outcome' in row) throw refusedRow(row);
+    return this.toView(row);
   }
 
   async list(partner: PartnerContext, externalUserId: string) {
@@ -108,6 +111,7 @@ export class UbosService {
     const result = await this.repository.patch(parent.id, uboIndex, changes);
     if (result.outcome === 'not_found') throw notFound('UBO row not found');
     if (result.outcome === 'removed') throw conflict('UBO row is removed');
+    if (result.outcome !== 'updated') throw refusedRow(result);
     return this.toView(result.row);
   }
 
