@@ -104,6 +104,16 @@ describe('POST /api/v1/sdk/uploads/{slot}', () => {
     expect(blobs().filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 
+  it('415, never a 5xx, for headers the type sniffer throws on (cut short: PNG signature, ID3, TIFF, EBML)', async () => {
+    const [rowsBefore, blobsBefore] = [await rows(), blobs().length];
+    for (const hex of ['89504e470d0a1a0a', '494433', '49492a0008000000', '1a45dfa30001ff']) {
+      const res = await upload(a.token, 'selfie', Buffer.from(hex, 'hex'));
+      expect([res.status, res.body]).toEqual([415, { message: 'The file type is not recognised' }]);
+    }
+    expect(await rows()).toBe(rowsBefore);
+    expect(blobs()).toHaveLength(blobsBefore);
+  });
+
   it('400 for an unknown slot, a bad label, a missing file part; 401 without a valid token', async () => {
     expect((await upload(a.token, 'passport', JPEG).expect(400)).body.message).toMatch(/slot/);
     await upload(a.token, 'document_back', JPEG, { fields: { side: 'left' } }).expect(400);
