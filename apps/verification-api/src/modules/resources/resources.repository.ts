@@ -30,6 +30,8 @@ export interface MediaTarget {
   labels: UploadLabels;
 }
 
+const mediaTimeout = () => new AppException(504, 'Media storage did not answer in time');
+
 /** Headers of a bytes answer that are relayed to the partner unchanged. */
 const RELAYED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'];
 
@@ -56,8 +58,8 @@ export class ResourcesRepository implements OnModuleDestroy {
     this.base = new URL(env.MEDIA_STORE_URL.replace(/\/+$/, '') + '/');
     this.agent =
       this.base.protocol === 'https:'
-        ? new HttpsAgent({ keepAlive: true, maxSockets: 64 })
-        : new Agent({ keepAlive: true, maxSockets: 64 });
+        ? new HttpsAgent({ keepAlive: true, maxSockets: env.MEDIA_STORE_MAX_SOCKETS })
+        : new Agent({ keepAlive: true, maxSockets: env.MEDIA_STORE_MAX_SOCKETS });
   }
 
   onModuleDestroy(): void {
@@ -99,7 +101,13 @@ export class ResourcesRepository implements OnModuleDestroy {
     // destroyed stream sends nothing and never ends, so media-store would wait for bytes that never come.
     if (body.destroyed) return Promise.reject(body.errored ?? new Error('The file part ended early'));
     return new Promise<MediaResource>((resolve, reject) => {
-      const request = this.request(url, 'PUT', { 'content-type': 'application/octet-stream' });
+      // Idle while we wait for media-store (it stopped reading, or has the whole body): its fault; otherwise
+      // the client's bytes stopped coming.
+      const request = this.request(url, 'PUT', { 'content-type': 'application/octet-stream' }, () =>
+        request.writableEnded || request.writableNeedDrain
+          ? mediaTimeout()
+          : new AppException(408, 'The upload stalled'),
+      );
       let answered = false;
       request.once('response', (response) => {
         answered = true;
@@ -108,10 +116,13 @@ export class ResourcesRepository implements OnModuleDestroy {
         if (response.statusCode === 201) {
           this.json(response).then((raw) => resolve(mediaResourceSchema.parse(raw)), reject);
         } else {
-          this.failure(response).then(reject, reject);
+          // The rest of the body will never be sent: the request must not keep its socket waiting for it.
+          this.failure(response)
+            .then(reject, reject)
+            .finally(() => request.destroy());
         }
       });
-      request.once('error', (err) => {
+      request.on('error', (err) => {
         if (!answered) reject(err);
       });
       body.once('error', (err) => request.destroy(err));
@@ -125,23 +136,27 @@ export class ResourcesRepository implements OnModuleDestroy {
     return url;
   }
 
-  private request(url: URL, method: string, headers: Record<string, string>) {
+  /** A call to media-store; when no bytes move either way for MEDIA_STORE_TIMEOUT_MS it fails with `idle()`. */
+  private request(url: URL, method: string, headers: Record<string, string>, idle: () => Error) {
     if (!this.env.INTERNAL_SERVICE_TOKEN) {
       throw new AppException(503, 'Media storage is not configured');
     }
     const make = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return make(url, {
+    const request = make(url, {
       method,
       agent: this.agent,
+      timeout: this.env.MEDIA_STORE_TIMEOUT_MS,
       headers: { ...headers, authorization: `Bearer ${this.env.INTERNAL_SERVICE_TOKEN}` },
     });
+    request.on('timeout', () => request.destroy(idle()));
+    return request;
   }
 
   private send(url: URL, method: string, headers: Record<string, string>): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const request = this.request(url, method, headers);
+      const request = this.request(url, method, headers, mediaTimeout);
       request.once('response', resolve);
-      request.once('error', reject);
+      request.on('error', reject);
       request.end();
     });
   }

@@ -1,0 +1,87 @@
+import { mediaFixture as fixture } from '@tessera/testing';
+import type { AddressInfo } from 'node:net';
+import type { Harness } from './harness';
+import {
+  enrolledApplicant,
+  filesUnder,
+  handUpload,
+  type MediaHarness,
+  pause,
+  startMediaHarness,
+} from './media';
+
+// SDK uploads that go wrong half-way, against the real media-store: what the client gets, what stays stored,
+// and that no connection to media-store is held afterwards. The agent to media-store has two sockets here,
+// so a leaked socket shows at once, and cuts a call after 3 s without bytes moving.
+const TIMEOUT_MS = 3000;
+
+let m: MediaHarness;
+let h: Harness;
+let port: number;
+let a: Awaited<ReturnType<typeof enrolledApplicant>>;
+
+const JPEG = fixture('tiny.jpg');
+const PDF = fixture('tiny.pdf');
+
+beforeAll(async () => {
+  m = await startMediaHarness(
+    {},
+    { MEDIA_STORE_MAX_SOCKETS: '2', MEDIA_STORE_TIMEOUT_MS: String(TIMEOUT_MS) },
+  );
+  h = m.h;
+  await h.app.listen(0, '127.0.0.1');
+  port = (h.app.getHttpServer().address() as AddressInfo).port;
+  a = await enrolledApplicant(h, 'upload-failures');
+});
+afterAll(() => m?.close());
+
+const rows = async () =>
+  Number((await h.sql<{ n: string }>('SELECT count(*) AS n FROM media.resources'))[0].n);
+const blobs = () => filesUnder(m.media.fsRoot);
+
+/** The partner's read of one stored upload's bytes; it needs a socket to media-store. */
+const read = (id: string) =>
+  h.http().get(`/v1/applicants/${a.externalUserId}/resources/${id}`).set(h.auth(a.key));
+
+describe('connections to media-store', () => {
+  it('a refusal media-store answers early releases its connection: more refusals than sockets, then a read answers at once', async () => {
+    const stored = await h
+      .http()
+      .post('/api/v1/sdk/uploads/selfie')
+      .set('authorization', `Bearer ${a.token}`)
+      .attach('file', JPEG, 'selfie.jpg')
+      .expect(201);
+    const started = Date.now();
+    // A pdf is not a selfie: media-store answers 415 after the first 4 KB, while the rest is still to come.
+    for (let i = 0; i < 3; i++) {
+      const upload = handUpload(port, a.token, 'selfie').file(Buffer.concat([PDF, Buffer.alloc(64 * 1024)]));
+      await pause(300);
+      upload.write(Buffer.alloc(64 * 1024));
+      expect(await upload.end()).toEqual({ status: 415, body: { message: expect.any(String) } });
+    }
+    await read(stored.body.id).expect(200);
+    // Well inside the idle timeout: no refusal held a socket until it was cut.
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS);
+  }, 10_000);
+
+  it('an upload that stalls is cut after the idle timeout: its socket serves others, nothing is stored', async () => {
+    const stored = await h
+      .http()
+      .post('/api/v1/sdk/uploads/document_front')
+      .set('authorization', `Bearer ${a.token}`)
+      .attach('file', JPEG, 'front.jpg')
+      .expect(201);
+    const [rowsBefore, blobsBefore] = [await rows(), blobs().length];
+    // Two stalled uploads hold both sockets until the timeout cuts them.
+    const stalled = [0, 1].map(() =>
+      handUpload(port, a.token, 'selfie').file(Buffer.concat([JPEG, Buffer.alloc(64 * 1024)])),
+    );
+    await pause(300);
+    await read(stored.body.id).expect(200);
+    for (const upload of stalled) {
+      expect(await upload.end()).toEqual({ status: 408, body: { message: 'The upload stalled' } });
+    }
+    expect(await rows()).toBe(rowsBefore);
+    expect(blobs()).toHaveLength(blobsBefore);
+  }, 15_000);
+});
