@@ -12,8 +12,10 @@ import {
 
 // SDK uploads that go wrong half-way, against the real media-store: what the client gets, what stays stored,
 // and that no connection to media-store is held afterwards. The agent to media-store has two sockets here,
-// so a leaked socket shows at once, and cuts a call after 3 s without bytes moving.
+// so a leaked socket shows at once, and cuts a call after 3 s without bytes moving. The SDK upload cap equals
+// media-store's video limit, as in production (100 MiB both), at 256 KiB.
 const TIMEOUT_MS = 3000;
+const CAP = 256 * 1024;
 
 let m: MediaHarness;
 let h: Harness;
@@ -22,11 +24,16 @@ let a: Awaited<ReturnType<typeof enrolledApplicant>>;
 
 const JPEG = fixture('tiny.jpg');
 const PDF = fixture('tiny.pdf');
+const WEBM = fixture('tiny.webm');
 
 beforeAll(async () => {
   m = await startMediaHarness(
-    {},
-    { MEDIA_STORE_MAX_SOCKETS: '2', MEDIA_STORE_TIMEOUT_MS: String(TIMEOUT_MS) },
+    { MEDIA_MAX_VIDEO_BYTES: String(CAP) },
+    {
+      MEDIA_UPLOAD_MAX_BYTES: String(CAP),
+      MEDIA_STORE_MAX_SOCKETS: '2',
+      MEDIA_STORE_TIMEOUT_MS: String(TIMEOUT_MS),
+    },
   );
   h = m.h;
   await h.app.listen(0, '127.0.0.1');
@@ -38,6 +45,21 @@ afterAll(() => m?.close());
 const rows = async () =>
   Number((await h.sql<{ n: string }>('SELECT count(*) AS n FROM media.resources'))[0].n);
 const blobs = () => filesUnder(m.media.fsRoot);
+
+/** The ids of the applicant's active uploads of one slot. */
+const active = async (slot: string) =>
+  (
+    await h.http().get(`/v1/applicants/${a.externalUserId}/resources`).set(h.auth(a.key)).expect(200)
+  ).body.items
+    .filter((r: { slot: string }) => r.slot === slot)
+    .map((r: { id: string }) => r.id);
+
+const sdkUpload = (slot: string, file: Buffer) =>
+  h
+    .http()
+    .post(`/api/v1/sdk/uploads/${slot}`)
+    .set('authorization', `Bearer ${a.token}`)
+    .attach('file', file, 'upload.bin');
 
 /** The partner's read of one stored upload's bytes; it needs a socket to media-store. */
 const read = (id: string) =>
@@ -84,4 +106,18 @@ describe('connections to media-store', () => {
     expect(await rows()).toBe(rowsBefore);
     expect(blobs()).toHaveLength(blobsBefore);
   }, 15_000);
+});
+
+describe('an upload over the SDK cap', () => {
+  it('413 in the error shape, nothing stored, the previous upload stays active (the cut body is not kept)', async () => {
+    const first = await sdkUpload('liveness_video', WEBM).expect(201);
+    const [rowsBefore, blobsBefore] = [await rows(), blobs().length];
+    // Past the cap the parser cuts the file at exactly CAP bytes, which media-store's own limit lets through.
+    const big = await sdkUpload('liveness_video', Buffer.concat([WEBM, Buffer.alloc(CAP, 7)])).expect(413);
+    expect(big.body).toEqual({ message: 'The file is too large' });
+    expect(await active('liveness_video')).toEqual([first.body.id]);
+    expect(await rows()).toBe(rowsBefore);
+    for (let i = 0; i < 50 && blobs().length !== blobsBefore; i++) await pause(100);
+    expect(blobs()).toHaveLength(blobsBefore);
+  });
 });

@@ -126,6 +126,9 @@ export class ResourcesRepository implements OnModuleDestroy {
         if (!answered) reject(err);
       });
       body.once('error', (err) => request.destroy(err));
+      // The multipart parser cuts a file at the upload cap and ends it as if it were whole ('limit'): what
+      // media-store would get is not the file, so the PUT is destroyed and media-store keeps nothing.
+      body.once('limit', () => request.destroy(new AppException(413, 'The file is too large')));
       body.pipe(request);
     });
   }
