@@ -131,8 +131,8 @@ export function handUpload(port: number, token: string, slot: string) {
   // A test that destroys the connection reads no answer.
   answer.catch(() => undefined);
   return {
-    field(name: string, value: string) {
-      open(`name="${name}"`);
+    field(name: string, value: string, type?: string) {
+      open(`name="${name}"`, type);
       request.write(value);
       return this;
     },

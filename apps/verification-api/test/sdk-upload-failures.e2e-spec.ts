@@ -121,3 +121,69 @@ describe('an upload over the SDK cap', () => {
     expect(blobs()).toHaveLength(blobsBefore);
   });
 });
+
+describe('the multipart body going wrong after the file part', () => {
+  let first: string;
+  let before: { rows: number; blobs: number };
+
+  beforeAll(async () => {
+    first = (await sdkUpload('selfie', JPEG).expect(201)).body.id;
+    before = { rows: await rows(), blobs: blobs().length };
+  });
+
+  /** Nothing of the refused upload is stored: no row, no blob, and the slot's upload before it still active. */
+  const nothingStored = async () => {
+    expect(await active('selfie')).toEqual([first]);
+    expect(await rows()).toBe(before.rows);
+    for (let i = 0; i < 50 && blobs().length !== before.blobs; i++) await pause(100);
+    expect(blobs()).toHaveLength(before.blobs);
+  };
+  const afterFile = () => handUpload(port, a.token, 'selfie').file(JPEG);
+
+  it('a second file part: 400, nothing stored', async () => {
+    expect(await afterFile().file(PDF, 'other').end()).toEqual({
+      status: 400,
+      body: { message: 'Only one file part is accepted' },
+    });
+    await nothingStored();
+  });
+
+  it('too many fields after the file: 400, nothing stored', async () => {
+    const upload = afterFile();
+    for (let i = 0; i < 11; i++) upload.field(`note${i}`, 'x');
+    expect(await upload.end()).toEqual({ status: 400, body: { message: 'Too many fields' } });
+    await nothingStored();
+  });
+
+  it('a field declared JSON that is not: 400, nothing stored', async () => {
+    expect(await afterFile().field('meta', '{', 'application/json').end()).toEqual({
+      status: 400,
+      body: { message: 'A JSON field is not valid JSON' },
+    });
+    await nothingStored();
+  });
+
+  it('a body that ends without its final boundary: 400, nothing stored', async () => {
+    expect(await afterFile().end(false)).toEqual({
+      status: 400,
+      body: { message: 'Malformed multipart body' },
+    });
+    await nothingStored();
+  });
+
+  it('a connection closed after the file part, before the final boundary: nothing stored', async () => {
+    const upload = afterFile().write('\r\n--tessera-hand-upload\r\n');
+    await pause(300);
+    upload.destroy();
+    await pause(500);
+    await nothingStored();
+  });
+
+  it('a clean body stores the file; text fields after it are ignored', async () => {
+    const stored = await afterFile().field('documentType', 'PASSPORT').end();
+    expect(stored).toMatchObject({ status: 201, body: { slot: 'selfie', documentType: null, active: true } });
+    first = (stored.body as { id: string }).id;
+    before = { rows: await rows(), blobs: blobs().length };
+    await nothingStored();
+  });
+});

@@ -92,14 +92,14 @@ export class ResourcesRepository implements OnModuleDestroy {
     throw await this.failure(response);
   }
 
-  /** Streams `body` into media-store; its 415/413/400 answers come back as the same status and message. */
+  /**
+   * Streams `body` into media-store, which records the upload once the body ends; a body that fails destroys
+   * the request and nothing is stored. media-store's 415/413/400 come back as the same status and message.
+   */
   upload(target: MediaTarget, body: Readable): Promise<MediaResource> {
     const query: Record<string, string> = { productId: target.productId, applicantId: target.applicantId };
     for (const [name, value] of Object.entries(target.labels)) if (value !== undefined) query[name] = value;
     const url = this.url(`${target.enrollmentId}/${target.slot}`, query);
-    // A part cut short may have failed before it reached us (busboy parses a small body in one go): piping a
-    // destroyed stream sends nothing and never ends, so media-store would wait for bytes that never come.
-    if (body.destroyed) return Promise.reject(body.errored ?? new Error('The file part ended early'));
     return new Promise<MediaResource>((resolve, reject) => {
       // Idle while we wait for media-store (it stopped reading, or has the whole body): its fault; otherwise
       // the client's bytes stopped coming.
@@ -125,10 +125,8 @@ export class ResourcesRepository implements OnModuleDestroy {
       request.on('error', (err) => {
         if (!answered) reject(err);
       });
+      // A body that fails (the SDK upload aborted) destroys the PUT: media-store then stores nothing.
       body.once('error', (err) => request.destroy(err));
-      // The multipart parser cuts a file at the upload cap and ends it as if it were whole ('limit'): what
-      // media-store would get is not the file, so the PUT is destroyed and media-store keeps nothing.
-      body.once('limit', () => request.destroy(new AppException(413, 'The file is too large')));
       body.pipe(request);
     });
   }
