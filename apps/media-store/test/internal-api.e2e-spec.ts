@@ -272,6 +272,29 @@ describe.each([
       }
     });
 
+    it('side comes from the slot and source is docapture or liveness: anything else is 400, nothing stored', async () => {
+      const sides = randomUUID();
+      const putTo = (slot: string, query: string) =>
+        http()
+          .put(`/internal/v1/resources/${sides}/${slot}?${owner}${query}`)
+          .set(AUTH)
+          .set('content-type', 'application/octet-stream')
+          .send(JPEG);
+      const before = await rows();
+      await putTo('selfie', '&side=front').expect(400);
+      await putTo('document_front', '&side=back').expect(400);
+      await putTo('additional', '&source=camera').expect(400);
+      expect(await rows()).toBe(before);
+      expect((await putTo('document_back', '').expect(201)).body).toMatchObject({ side: 'back' });
+      expect((await putTo('document_front', '&side=front').expect(201)).body).toMatchObject({
+        side: 'front',
+      });
+      expect((await putTo('additional', '&source=liveness').expect(201)).body).toMatchObject({
+        side: null,
+        source: 'liveness',
+      });
+    });
+
     it('415 and 413 store nothing (no row, no file, no temp file)', async () => {
       const [before, filesBefore] = [await rows(), await files()];
       await put('selfie', WEBM).expect(415);

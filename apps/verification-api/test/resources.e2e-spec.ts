@@ -127,6 +127,27 @@ describe('POST /api/v1/sdk/uploads/{slot}', () => {
     await upload(`${a.token}x`, 'selfie', JPEG).expect(401);
   });
 
+  it('side comes from the slot and source is docapture or liveness: anything else is 400, nothing stored', async () => {
+    const rowsBefore = await rows();
+    const refused = [
+      ['selfie', { side: 'front' }, 'side: selfie has no side'],
+      ['document_front', { side: 'back' }, 'side: must be front for document_front'],
+      ['document_back', { side: 'front' }, 'side: must be back for document_back'],
+      ['selfie', { source: 'camera' }, 'source: must be docapture or liveness'],
+    ] as const;
+    for (const [slot, fields, message] of refused) {
+      const res = await upload(a.token, slot, JPEG, { fields });
+      expect([slot, res.status, res.body]).toEqual([slot, 400, { message }]);
+    }
+    expect(await rows()).toBe(rowsBefore);
+    const front = await upload(a.token, 'document_front', JPEG, {
+      fields: { side: 'front', source: 'liveness' },
+    }).expect(201);
+    expect(front.body).toMatchObject({ slot: 'document_front', side: 'front', source: 'liveness' });
+    const selfie = await upload(a.token, 'selfie', JPEG, { fields: { source: 'docapture' } }).expect(201);
+    expect(selfie.body).toMatchObject({ side: null, source: 'docapture' });
+  });
+
   it('400 {message} for a malformed multipart body (no boundary, never closed, a file part cut short); nothing stored', async () => {
     const rowsBefore = await rows();
     const blobsBefore = blobs().length;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MEDIA_SLOTS, resourceListQuerySchema } from './media';
+import { MEDIA_SLOTS, MEDIA_SOURCES, resourceListQuerySchema } from './media';
 import {
   named,
   okResponse as ok,
@@ -531,8 +531,14 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
         'SdkUpload',
         z.object({
           documentType: z.string().optional(),
-          side: z.enum(['front', 'back']).optional(),
-          source: z.string().optional().describe('Default docapture, or liveness for liveness_video'),
+          side: z
+            .enum(['front', 'back'])
+            .optional()
+            .describe('The slot says it: front for document_front, back for document_back, none elsewhere'),
+          source: z
+            .enum(MEDIA_SOURCES)
+            .optional()
+            .describe('Default docapture, or liveness for liveness_video'),
           file: z.any().meta({ type: 'string', format: 'binary' }),
         }),
       ),

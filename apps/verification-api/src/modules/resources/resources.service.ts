@@ -8,8 +8,9 @@ import {
   type PartnerResourceMetadata,
   type ResourceListQuery,
   SLOT_CODES,
+  sideForSlot,
   slotForCode,
-  uploadLabelsSchema,
+  uploadLabelsFor,
 } from '@tessera/contracts';
 import { APP_CONFIG, AppException, badRequest, conflict, notFound } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
@@ -25,10 +26,6 @@ import { type MediaBytes, ResourcesRepository } from './resources.repository';
 export type ResourceMetadata = PartnerResourceMetadata & { sizeBytes: number; sha256: string };
 
 const LABEL_FIELDS = new Set(['documentType', 'side', 'source']);
-const SIDE_OF_SLOT: Partial<Record<MediaSlot, 'front' | 'back'>> = {
-  document_front: 'front',
-  document_back: 'back',
-};
 
 /**
  * Verification-side access to media (media-store owns the bytes and schema `media`).
@@ -164,19 +161,18 @@ export class ResourcesService {
     fields: Record<string, string>,
     part: Multipart & { type: 'file' },
   ): FileRelay {
-    const labels = uploadLabelsSchema.safeParse(fields);
+    const labels = uploadLabelsFor(slot).safeParse(fields);
     if (!labels.success) {
       part.file.resume();
       const issue = labels.error.issues[0];
       throw badRequest(`${issue.path.join('.')}: ${issue.message}`);
     }
-    const side = labels.data.side ?? SIDE_OF_SLOT[slot];
     const target = {
       productId: session.pid,
       applicantId: session.aid,
       enrollmentId: session.sub,
       slot,
-      labels: { ...labels.data, side },
+      labels: { ...labels.data, side: sideForSlot(slot) ?? undefined },
     };
     return new FileRelay(part.file, (body) => this.repository.upload(target, body));
   }
