@@ -1,6 +1,6 @@
 import type { MediaResource } from '@tessera/contracts';
 import { AppException } from '@tessera/platform';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 
 /**
  * The file part of an SDK upload on its way to media-store (decision 0442). Its bytes stream on as they
@@ -10,24 +10,27 @@ import { PassThrough, type Readable } from 'node:stream';
  * upload stays active.
  */
 export class FileRelay {
-  private readonly body = new PassThrough();
   private readonly stored: Promise<MediaResource>;
+  private readonly done: Promise<void>;
+  private settle!: { end: () => void; fail: (reason: Error) => void };
 
   constructor(
     private readonly file: Readable,
-    send: (body: Readable) => Promise<MediaResource>,
+    send: (body: Readable, done: Promise<void>) => Promise<MediaResource>,
   ) {
+    this.done = new Promise<void>((end, fail) => (this.settle = { end, fail }));
+    // A PUT that never started (media storage not configured) leaves nobody waiting for `done`.
+    this.done.catch(() => undefined);
     // The parser ends a file cut at the cap as if it were whole ('limit'): it is not the file.
     file.once('limit', () => this.abort(new AppException(413, 'The file is too large')));
-    file.pipe(this.body, { end: false });
-    this.stored = send(this.body);
+    this.stored = send(file, this.done);
     // media-store refused early (415, 413): the rest of the part is drained so the body can be read to its end.
     this.stored.catch(() => this.drain());
   }
 
   /** The whole body was read cleanly: the PUT ends, and media-store records the upload. */
   commit(): Promise<MediaResource> {
-    if (this.file.readableEnded) this.body.end();
+    if (this.file.readableEnded) this.settle.end();
     else this.abort(new Error('The file part ended early'));
     return this.stored;
   }
@@ -35,11 +38,11 @@ export class FileRelay {
   /** Something in the body went wrong: media-store stores nothing of this upload. */
   abort(reason: unknown): void {
     this.drain();
-    this.body.destroy(reason instanceof Error ? reason : new Error('Upload aborted'));
+    this.settle.fail(reason instanceof Error ? reason : new Error('Upload aborted'));
   }
 
   private drain(): void {
-    this.file.unpipe(this.body);
+    this.file.unpipe();
     this.file.resume();
   }
 }

@@ -93,10 +93,11 @@ export class ResourcesRepository implements OnModuleDestroy {
   }
 
   /**
-   * Streams `body` into media-store, which records the upload once the body ends; a body that fails destroys
-   * the request and nothing is stored. media-store's 415/413/400 come back as the same status and message.
+   * Streams `body` into media-store. The PUT ends when `done` resolves (media-store then records the upload)
+   * and is destroyed when `done` rejects or `body` fails (media-store stores nothing). media-store's 415/413/400
+   * come back as the same status and message.
    */
-  upload(target: MediaTarget, body: Readable): Promise<MediaResource> {
+  upload(target: MediaTarget, body: Readable, done: Promise<void>): Promise<MediaResource> {
     const query: Record<string, string> = { productId: target.productId, applicantId: target.applicantId };
     for (const [name, value] of Object.entries(target.labels)) if (value !== undefined) query[name] = value;
     const url = this.url(`${target.enrollmentId}/${target.slot}`, query);
@@ -125,9 +126,12 @@ export class ResourcesRepository implements OnModuleDestroy {
       request.on('error', (err) => {
         if (!answered) reject(err);
       });
-      // A body that fails (the SDK upload aborted) destroys the PUT: media-store then stores nothing.
       body.once('error', (err) => request.destroy(err));
-      body.pipe(request);
+      body.pipe(request, { end: false });
+      done.then(
+        () => request.end(),
+        (err: Error) => request.destroy(err),
+      );
     });
   }
 

@@ -174,7 +174,7 @@ export class ResourcesService {
       slot,
       labels: { ...labels.data, side: sideForSlot(slot) ?? undefined },
     };
-    return new FileRelay(part.file, (body) => this.repository.upload(target, body));
+    return new FileRelay(part.file, (body, done) => this.repository.upload(target, body, done));
   }
 
   private async bytes(
