@@ -222,6 +222,79 @@ describe.each([
       expect((await list({ enrollmentId: randomUUID() })).items).toEqual([]);
     });
 
+    it('an upload is stamped once it holds its slot: a later commit never gets an older addedAtUtc than the upload it supersedes', async () => {
+      const slotEnrollment = randomUUID();
+      const putTo = () =>
+        http()
+          .put(`/internal/v1/resources/${slotEnrollment}/selfie?${owner}`)
+          .set(AUTH)
+          .set('content-type', 'application/octet-stream')
+          .send(JPEG);
+      await putTo().expect(201);
+      // Hold the slot's lock, as a concurrent upload committing would, while the next upload reaches it.
+      const holder = new Client({ connectionString: env.db.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+          `media:slot:${slotEnrollment}:selfie`,
+        ]);
+        const second = putTo().then((res) => res);
+        const waiting = async () =>
+          Number(
+            (
+              await db.query(
+                `SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+              )
+            ).rows[0].n,
+          );
+        for (let i = 0; i < 100 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(await waiting()).toBe(1);
+        await new Promise((r) => setTimeout(r, 50));
+        const released = (
+          await holder.query(`SELECT date_trunc('milliseconds', clock_timestamp())::text AS at`)
+        ).rows[0].at as string;
+        await holder.query('COMMIT');
+        expect((await second).status).toBe(201);
+        const { rows: stamps } = await db.query(
+          `SELECT seq, created_at >= $2::timestamptz AS "addedAfter", superseded_at >= $2::timestamptz AS "supersededAfter",
+                  superseded_at = (SELECT created_at FROM media.resources WHERE enrollment_id = $1 AND seq = 2) AS "supersededAsAdded"
+             FROM media.resources WHERE enrollment_id = $1 ORDER BY seq`,
+          [slotEnrollment, released],
+        );
+        expect(stamps).toEqual([
+          { seq: 1, addedAfter: false, supersededAfter: true, supersededAsAdded: true },
+          { seq: 2, addedAfter: true, supersededAfter: null, supersededAsAdded: null },
+        ]);
+      } finally {
+        await holder.end();
+      }
+    });
+
+    it('side comes from the slot and source is docapture or liveness: anything else is 400, nothing stored', async () => {
+      const sides = randomUUID();
+      const putTo = (slot: string, query: string) =>
+        http()
+          .put(`/internal/v1/resources/${sides}/${slot}?${owner}${query}`)
+          .set(AUTH)
+          .set('content-type', 'application/octet-stream')
+          .send(JPEG);
+      const before = await rows();
+      await putTo('selfie', '&side=front').expect(400);
+      await putTo('document_front', '&side=back').expect(400);
+      await putTo('additional', '&source=camera').expect(400);
+      expect(await rows()).toBe(before);
+      expect((await putTo('document_back', '').expect(201)).body).toMatchObject({ side: 'back' });
+      expect((await putTo('document_front', '&side=front').expect(201)).body).toMatchObject({
+        side: 'front',
+      });
+      expect((await putTo('additional', '&source=liveness').expect(201)).body).toMatchObject({
+        side: null,
+        source: 'liveness',
+      });
+    });
+
     it('415 and 413 store nothing (no row, no file, no temp file)', async () => {
       const [before, filesBefore] = [await rows(), await files()];
       await put('selfie', WEBM).expect(415);

@@ -1,4 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import {
   freePort,
@@ -77,3 +78,86 @@ export function filesUnder(root: string): string[] {
   }
   return out;
 }
+
+/** An answer of the API to a hand-written upload. */
+export interface UploadAnswer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * An SDK upload written by hand on its own connection (chunked), part by part, so a test can pause in the
+ * middle of the file, stall, send what a browser never would, or end the body without its final boundary.
+ */
+export function handUpload(port: number, token: string, slot: string) {
+  const boundary = 'tessera-hand-upload';
+  const request = httpRequest({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: `/api/v1/sdk/uploads/${slot}`,
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+    },
+  });
+  let inPart = false;
+  const open = (disposition: string, type?: string) => {
+    request.write(
+      `${inPart ? '\r\n' : ''}--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\n` +
+        (type ? `Content-Type: ${type}\r\n` : '') +
+        '\r\n',
+    );
+    inPart = true;
+  };
+  const answer = new Promise<UploadAnswer>((resolve, reject) => {
+    request.on('error', reject);
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON: kept as text
+        }
+        resolve({ status: response.statusCode ?? 0, body });
+      });
+    });
+  });
+  // A test that destroys the connection reads no answer.
+  answer.catch(() => undefined);
+  return {
+    field(name: string, value: string, type?: string) {
+      open(`name="${name}"`, type);
+      request.write(value);
+      return this;
+    },
+    file(bytes: Buffer, name = 'file') {
+      open(`name="${name}"; filename="upload.bin"`, 'application/octet-stream');
+      request.write(bytes);
+      return this;
+    },
+    /** More bytes of the part that is open. */
+    write(bytes: Buffer | string) {
+      request.write(bytes);
+      return this;
+    },
+    /** Ends the body, with its final boundary unless `finalBoundary` is false. */
+    end(finalBoundary = true) {
+      request.end(finalBoundary ? `${inPart ? '\r\n' : ''}--${boundary}--\r\n` : undefined);
+      return answer;
+    },
+    /** Closes the connection mid-body. */
+    destroy() {
+      request.destroy();
+    },
+    answer,
+  };
+}
+
+/** Waits `ms` milliseconds. */
+export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -104,6 +104,16 @@ describe('POST /api/v1/sdk/uploads/{slot}', () => {
     expect(blobs().filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 
+  it('415, never a 5xx, for headers the type sniffer throws on (cut short: PNG signature, ID3, TIFF, EBML)', async () => {
+    const [rowsBefore, blobsBefore] = [await rows(), blobs().length];
+    for (const hex of ['89504e470d0a1a0a', '494433', '49492a0008000000', '1a45dfa30001ff']) {
+      const res = await upload(a.token, 'selfie', Buffer.from(hex, 'hex'));
+      expect([res.status, res.body]).toEqual([415, { message: 'The file type is not recognised' }]);
+    }
+    expect(await rows()).toBe(rowsBefore);
+    expect(blobs()).toHaveLength(blobsBefore);
+  });
+
   it('400 for an unknown slot, a bad label, a missing file part; 401 without a valid token', async () => {
     expect((await upload(a.token, 'passport', JPEG).expect(400)).body.message).toMatch(/slot/);
     await upload(a.token, 'document_back', JPEG, { fields: { side: 'left' } }).expect(400);
@@ -115,6 +125,27 @@ describe('POST /api/v1/sdk/uploads/{slot}', () => {
       .expect(400);
     await h.http().post('/api/v1/sdk/uploads/selfie').attach('file', JPEG, 'a.jpg').expect(401);
     await upload(`${a.token}x`, 'selfie', JPEG).expect(401);
+  });
+
+  it('side comes from the slot and source is docapture or liveness: anything else is 400, nothing stored', async () => {
+    const rowsBefore = await rows();
+    const refused = [
+      ['selfie', { side: 'front' }, 'side: selfie has no side'],
+      ['document_front', { side: 'back' }, 'side: must be front for document_front'],
+      ['document_back', { side: 'front' }, 'side: must be back for document_back'],
+      ['selfie', { source: 'camera' }, 'source: must be docapture or liveness'],
+    ] as const;
+    for (const [slot, fields, message] of refused) {
+      const res = await upload(a.token, slot, JPEG, { fields });
+      expect([slot, res.status, res.body]).toEqual([slot, 400, { message }]);
+    }
+    expect(await rows()).toBe(rowsBefore);
+    const front = await upload(a.token, 'document_front', JPEG, {
+      fields: { side: 'front', source: 'liveness' },
+    }).expect(201);
+    expect(front.body).toMatchObject({ slot: 'document_front', side: 'front', source: 'liveness' });
+    const selfie = await upload(a.token, 'selfie', JPEG, { fields: { source: 'docapture' } }).expect(201);
+    expect(selfie.body).toMatchObject({ side: null, source: 'docapture' });
   });
 
   it('400 {message} for a malformed multipart body (no boundary, never closed, a file part cut short); nothing stored', async () => {

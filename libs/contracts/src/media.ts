@@ -51,9 +51,17 @@ export const SLOT_ALLOWED_MIMES: Record<MediaSlot, readonly string[]> = {
   additional: [...IMAGE_MIMES, 'application/pdf'],
 };
 
+/** Where an upload comes from (contract "Resource metadata": the observed values). */
+export const MEDIA_SOURCES = ['docapture', 'liveness'] as const;
+export type MediaSource = (typeof MEDIA_SOURCES)[number];
+
 /** Default `source` of an upload when the client names none. */
-export const defaultSourceFor = (slot: MediaSlot): string =>
+export const defaultSourceFor = (slot: MediaSlot): MediaSource =>
   slot === 'liveness_video' ? 'liveness' : 'docapture';
+
+/** The side of a document image, which its slot says; the other slots have none. */
+export const sideForSlot = (slot: MediaSlot): 'front' | 'back' | null =>
+  slot === 'document_front' ? 'front' : slot === 'document_back' ? 'back' : null;
 
 /** Optional labels of an upload (SDK multipart text fields, media-store PUT query). */
 export const uploadLabelsSchema = z.object({
@@ -61,13 +69,24 @@ export const uploadLabelsSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only (at most 64)')
     .optional(),
-  side: z.enum(['front', 'back']).optional(),
-  source: z
-    .string()
-    .regex(/^[a-z][a-z0-9_]{0,31}$/, 'lowercase letters, digits and _ only (at most 32)')
-    .optional(),
+  side: z.enum(['front', 'back'], { message: 'must be front or back' }).optional(),
+  source: z.enum(MEDIA_SOURCES, { message: `must be ${MEDIA_SOURCES.join(' or ')}` }).optional(),
 });
 export type UploadLabels = z.infer<typeof uploadLabelsSchema>;
+
+/** Why `side` cannot label an upload to `slot` (it is the slot's to say), or undefined when it can. */
+export const sideRefusal = (slot: MediaSlot, side: string | undefined): string | undefined => {
+  const own = sideForSlot(slot);
+  if (side === undefined || side === own) return undefined;
+  return own ? `must be ${own} for ${slot}` : `${slot} has no side`;
+};
+
+/** The labels of an upload to `slot`: `side`, when sent, must be the slot's own. */
+export const uploadLabelsFor = (slot: MediaSlot) =>
+  uploadLabelsSchema.superRefine(({ side }, ctx) => {
+    const message = sideRefusal(slot, side);
+    if (message) ctx.addIssue({ code: 'custom', path: ['side'], message });
+  });
 
 /** One stored upload as media-store reports it (internal: no resource id, verification-api mints those). */
 export const mediaResourceSchema = z.object({

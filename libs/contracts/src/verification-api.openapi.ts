@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MEDIA_SLOTS, resourceListQuerySchema } from './media';
+import { MEDIA_SLOTS, MEDIA_SOURCES, resourceListQuerySchema } from './media';
 import {
   named,
   okResponse as ok,
@@ -50,7 +50,8 @@ const RESPONSES: Record<string, ResponseSpec> = {
   NotFound: fail('Does not exist for this product (another tenant looks the same)'),
   Conflict: fail('The state does not allow the call; the message says why'),
   Gone: fail('The link expired'),
-  PayloadTooLarge: fail('The file exceeds the size limit of its kind; nothing is stored'),
+  RequestTimeout: fail('The upload stalled: no bytes came for the idle timeout; nothing is stored'),
+  PayloadTooLarge: fail('The file exceeds the size limit of its kind or the upload cap; nothing is stored'),
   UnsupportedMediaType: fail('The magic bytes are not a type allowed for the slot; nothing is stored'),
   Unprocessable: fail('Syntactically valid but semantically refused (for example no eligible level)'),
   TooManyRequests: fail('Rate limit exceeded: wait Retry-After seconds', {
@@ -523,15 +524,21 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'sdkUpload',
     summary: 'Upload one file into a slot',
     description:
-      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. Nothing is stored on a refusal.',
+      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal.',
     params: { path: z.object({ slot: z.enum(MEDIA_SLOTS) }) },
     body: {
       schema: named(
         'SdkUpload',
         z.object({
           documentType: z.string().optional(),
-          side: z.enum(['front', 'back']).optional(),
-          source: z.string().optional().describe('Default docapture, or liveness for liveness_video'),
+          side: z
+            .enum(['front', 'back'])
+            .optional()
+            .describe('The slot says it: front for document_front, back for document_back, none elsewhere'),
+          source: z
+            .enum(MEDIA_SOURCES)
+            .optional()
+            .describe('Default docapture, or liveness for liveness_video'),
           file: z.any().meta({ type: 'string', format: 'binary' }),
         }),
       ),
@@ -540,6 +547,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     responses: {
       201: ok('Stored; now the active resource of its slot', 'ResourceMetadata', r.resourceMetadataResponse),
       400: 'BadRequest',
+      408: 'RequestTimeout',
       409: 'Conflict',
       413: 'PayloadTooLarge',
       415: 'UnsupportedMediaType',

@@ -45,6 +45,10 @@ export const envSchema = baseEnvSchema.extend({
   MEDIA_STORE_URL: z.string().url().default('http://127.0.0.1:3004'),
   /** Bearer token for media-store's internal API (the same value media-store is given). */
   INTERNAL_SERVICE_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Connections to media-store (one keep-alive agent); each upload or read holds one while it streams. */
+  MEDIA_STORE_MAX_SOCKETS: z.coerce.number().int().min(1).max(4096).default(64),
+  /** A call to media-store with no bytes moving for this long is cut (a stalled upload, read or answer). */
+  MEDIA_STORE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600000).default(30000),
   /** Hard cap on one SDK upload before media-store's per-kind limits (which answer 413 first). */
   MEDIA_UPLOAD_MAX_BYTES: z.coerce
     .number()

@@ -1,4 +1,4 @@
-import { MEDIA_SLOTS, uploadLabelsSchema } from '@tessera/contracts';
+import { MEDIA_SLOTS, sideRefusal, uploadLabelsSchema } from '@tessera/contracts';
 import { z } from 'zod';
 
 const owner = {
@@ -11,6 +11,10 @@ const owner = {
 /** PUT /internal/v1/resources/{enrollmentId}/{slot}?productId&applicantId&documentType&side&source */
 export const uploadTargetSchema = z
   .object({ ...owner, ...uploadLabelsSchema.shape })
+  .superRefine(({ slot, side }, ctx) => {
+    const message = sideRefusal(slot, side);
+    if (message) ctx.addIssue({ code: 'custom', path: ['side'], message });
+  })
   .transform(({ documentType, side, source, ...rest }) => ({
     ...rest,
     labels: { documentType, side, source },

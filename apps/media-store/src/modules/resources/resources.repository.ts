@@ -53,15 +53,22 @@ export class ResourcesRepository {
    * Records a stored upload as the active resource of its slot, in one transaction: the previous active one
    * turns inactive, and the upload takes the slot's next sequence number. A per-slot advisory lock serialises
    * concurrent uploads to one slot, so exactly one stays active (the partial unique index also guarantees it).
+   * The stamp of both (the new row's created_at, the old one's superseded_at) is read once the lock is held
+   * (clock_timestamp(), not now(): the transaction's start), so stamps follow the order the lock gives and an
+   * upload is never older than the one it supersedes. It is cut to milliseconds, what a JS Date holds, so the
+   * two stay equal.
    */
   async insertActive(input: NewResource): Promise<ResourceEntity> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
         `media:slot:${input.enrollmentId}:${input.slot}`,
       ]);
+      const [{ at }] = (await manager.query(
+        `SELECT date_trunc('milliseconds', clock_timestamp()) AS "at"`,
+      )) as Array<{ at: Date }>;
       await manager.query(
-        'UPDATE "media"."resources" SET "active" = false, "superseded_at" = now() WHERE "enrollment_id" = $1 AND "slot" = $2 AND "active"',
-        [input.enrollmentId, input.slot],
+        'UPDATE "media"."resources" SET "active" = false, "superseded_at" = $3 WHERE "enrollment_id" = $1 AND "slot" = $2 AND "active"',
+        [input.enrollmentId, input.slot, at],
       );
       const [{ seq }] = (await manager.query(
         'SELECT COALESCE(MAX("seq"), 0) + 1 AS "seq" FROM "media"."resources" WHERE "enrollment_id" = $1 AND "slot" = $2',
@@ -72,6 +79,7 @@ export class ResourcesRepository {
         sizeBytes: String(input.sizeBytes),
         seq: Number(seq),
         active: true,
+        createdAt: at,
         supersededAt: null,
       });
       return manager.save(row);

@@ -5,6 +5,7 @@ import {
   type MediaKind,
   type MediaResource,
   type MediaSlot,
+  sideForSlot,
   SLOT_ALLOWED_MIMES,
   type UploadLabels,
 } from '@tessera/contracts';
@@ -105,7 +106,7 @@ export class ResourcesService {
         sha256: meter.sha256,
         storageKey,
         documentType: target.labels.documentType ?? null,
-        side: target.labels.side ?? null,
+        side: sideForSlot(target.slot),
         source: target.labels.source ?? defaultSourceFor(target.slot),
       });
       return toMediaResource(row);

@@ -58,6 +58,14 @@ describe('UploadMeter', () => {
     await expect(meter([], ['image/png'], 1e6)).rejects.toBeInstanceOf(UnsupportedTypeError);
   });
 
+  it('refuses as unknown the headers the sniffer throws on (cut short: PNG signature, ID3, TIFF, EBML)', async () => {
+    const images = ['image/jpeg', 'image/png', 'image/heic', 'image/heif', 'image/webp'];
+    for (const hex of ['89504e470d0a1a0a', '494433', '49492a0008000000', '1a45dfa30001ff']) {
+      const err = await meter([Buffer.from(hex, 'hex')], [...images, 'video/webm'], 1e6).catch((e) => e);
+      expect(err).toBeInstanceOf(UnsupportedTypeError);
+    }
+  });
+
   it('fails with TooLargeError once the count passes the limit of the sniffed kind', async () => {
     await expect(meter([PNG_HEAD, Buffer.alloc(3000)], ['image/png'], 1000)).rejects.toBeInstanceOf(
       TooLargeError,

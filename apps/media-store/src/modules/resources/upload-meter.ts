@@ -1,4 +1,4 @@
-import { fromBuffer } from 'file-type';
+import { type FileTypeResult, fromBuffer } from 'file-type';
 import { createHash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 
@@ -63,12 +63,25 @@ export class UploadMeter extends Transform {
   private async decide(): Promise<void> {
     const head = Buffer.concat(this.head);
     this.head = [];
-    const type = await fromBuffer(head);
+    const type = await sniff(head);
     if (!type || !this.allowed.includes(type.mime)) throw new UnsupportedTypeError(type?.mime);
     this.mime = type.mime;
     this.limit = this.limitFor(type.mime);
     if (this.size > this.limit) throw new TooLargeError(this.limit);
     this.push(head);
+  }
+}
+
+/**
+ * The type file-type reads from the magic bytes. It throws (EndOfStreamError, RangeError) on some headers cut
+ * short, such as a bare PNG signature or an EBML header with a bad length: a file it cannot read is of no
+ * known type, so the upload is refused as one (415), never failed as a server error.
+ */
+async function sniff(head: Buffer): Promise<FileTypeResult | undefined> {
+  try {
+    return await fromBuffer(head);
+  } catch {
+    return undefined;
   }
 }
 

@@ -30,6 +30,8 @@ export interface MediaTarget {
   labels: UploadLabels;
 }
 
+const mediaTimeout = () => new AppException(504, 'Media storage did not answer in time');
+
 /** Headers of a bytes answer that are relayed to the partner unchanged. */
 const RELAYED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'];
 
@@ -56,8 +58,8 @@ export class ResourcesRepository implements OnModuleDestroy {
     this.base = new URL(env.MEDIA_STORE_URL.replace(/\/+$/, '') + '/');
     this.agent =
       this.base.protocol === 'https:'
-        ? new HttpsAgent({ keepAlive: true, maxSockets: 64 })
-        : new Agent({ keepAlive: true, maxSockets: 64 });
+        ? new HttpsAgent({ keepAlive: true, maxSockets: env.MEDIA_STORE_MAX_SOCKETS })
+        : new Agent({ keepAlive: true, maxSockets: env.MEDIA_STORE_MAX_SOCKETS });
   }
 
   onModuleDestroy(): void {
@@ -90,16 +92,23 @@ export class ResourcesRepository implements OnModuleDestroy {
     throw await this.failure(response);
   }
 
-  /** Streams `body` into media-store; its 415/413/400 answers come back as the same status and message. */
-  upload(target: MediaTarget, body: Readable): Promise<MediaResource> {
+  /**
+   * Streams `body` into media-store. The PUT ends when `done` resolves (media-store then records the upload)
+   * and is destroyed when `done` rejects or `body` fails (media-store stores nothing). media-store's 415/413/400
+   * come back as the same status and message.
+   */
+  upload(target: MediaTarget, body: Readable, done: Promise<void>): Promise<MediaResource> {
     const query: Record<string, string> = { productId: target.productId, applicantId: target.applicantId };
     for (const [name, value] of Object.entries(target.labels)) if (value !== undefined) query[name] = value;
     const url = this.url(`${target.enrollmentId}/${target.slot}`, query);
-    // A part cut short may have failed before it reached us (busboy parses a small body in one go): piping a
-    // destroyed stream sends nothing and never ends, so media-store would wait for bytes that never come.
-    if (body.destroyed) return Promise.reject(body.errored ?? new Error('The file part ended early'));
     return new Promise<MediaResource>((resolve, reject) => {
-      const request = this.request(url, 'PUT', { 'content-type': 'application/octet-stream' });
+      // Idle while we wait for media-store (it stopped reading, or has the whole body): its fault; otherwise
+      // the client's bytes stopped coming.
+      const request = this.request(url, 'PUT', { 'content-type': 'application/octet-stream' }, () =>
+        request.writableEnded || request.writableNeedDrain
+          ? mediaTimeout()
+          : new AppException(408, 'The upload stalled'),
+      );
       let answered = false;
       request.once('response', (response) => {
         answered = true;
@@ -108,14 +117,21 @@ export class ResourcesRepository implements OnModuleDestroy {
         if (response.statusCode === 201) {
           this.json(response).then((raw) => resolve(mediaResourceSchema.parse(raw)), reject);
         } else {
-          this.failure(response).then(reject, reject);
+          // The rest of the body will never be sent: the request must not keep its socket waiting for it.
+          this.failure(response)
+            .then(reject, reject)
+            .finally(() => request.destroy());
         }
       });
-      request.once('error', (err) => {
+      request.on('error', (err) => {
         if (!answered) reject(err);
       });
       body.once('error', (err) => request.destroy(err));
-      body.pipe(request);
+      body.pipe(request, { end: false });
+      done.then(
+        () => request.end(),
+        (err: Error) => request.destroy(err),
+      );
     });
   }
 
@@ -125,23 +141,27 @@ export class ResourcesRepository implements OnModuleDestroy {
     return url;
   }
 
-  private request(url: URL, method: string, headers: Record<string, string>) {
+  /** A call to media-store; when no bytes move either way for MEDIA_STORE_TIMEOUT_MS it fails with `idle()`. */
+  private request(url: URL, method: string, headers: Record<string, string>, idle: () => Error) {
     if (!this.env.INTERNAL_SERVICE_TOKEN) {
       throw new AppException(503, 'Media storage is not configured');
     }
     const make = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return make(url, {
+    const request = make(url, {
       method,
       agent: this.agent,
+      timeout: this.env.MEDIA_STORE_TIMEOUT_MS,
       headers: { ...headers, authorization: `Bearer ${this.env.INTERNAL_SERVICE_TOKEN}` },
     });
+    request.on('timeout', () => request.destroy(idle()));
+    return request;
   }
 
   private send(url: URL, method: string, headers: Record<string, string>): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
-      const request = this.request(url, method, headers);
+      const request = this.request(url, method, headers, mediaTimeout);
       request.once('response', resolve);
-      request.once('error', reject);
+      request.on('error', reject);
       request.end();
     });
   }

@@ -8,27 +8,24 @@ import {
   type PartnerResourceMetadata,
   type ResourceListQuery,
   SLOT_CODES,
+  sideForSlot,
   slotForCode,
-  uploadLabelsSchema,
+  uploadLabelsFor,
 } from '@tessera/contracts';
 import { APP_CONFIG, AppException, badRequest, conflict, notFound } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
-import type { Readable } from 'node:stream';
 import type { Env } from '../../config/env';
 import { ApplicantsService } from '../applicants/applicants.service';
 import type { PartnerContext } from '../products/products.service';
 import { SessionContexts } from '../sessions/session-contexts';
+import { FileRelay } from './file-relay';
 import { type MediaBytes, ResourcesRepository } from './resources.repository';
 
 /** The contract's resource metadata plus the size and sha256 that media-store measured. */
 export type ResourceMetadata = PartnerResourceMetadata & { sizeBytes: number; sha256: string };
 
 const LABEL_FIELDS = new Set(['documentType', 'side', 'source']);
-const SIDE_OF_SLOT: Partial<Record<MediaSlot, 'front' | 'back'>> = {
-  document_front: 'front',
-  document_back: 'back',
-};
 
 /**
  * Verification-side access to media (media-store owns the bytes and schema `media`).
@@ -134,54 +131,50 @@ export class ResourcesService {
       throw conflict('This verification was already submitted: uploads are closed');
     }
     const fields: Record<string, string> = {};
-    let stored: MediaResource | undefined;
+    let relay: FileRelay | undefined;
     try {
       for await (const part of request.parts()) {
         if (part.type === 'field') {
-          if (LABEL_FIELDS.has(part.fieldname) && !stored) fields[part.fieldname] = String(part.value);
+          // The labels travel with the PUT, which starts with the file: fields after it are ignored.
+          if (LABEL_FIELDS.has(part.fieldname) && !relay) fields[part.fieldname] = String(part.value);
           continue;
         }
-        if (part.fieldname !== 'file' || stored) {
+        if (part.fieldname !== 'file' || relay) {
           part.file.resume();
           continue;
         }
-        stored = await this.storeFile(session, slot, fields, part);
+        relay = this.relayFile(session, slot, fields, part);
       }
+      if (!relay) throw badRequest('A file part named "file" is required');
+      // Only now, with the whole body read cleanly, may media-store keep the upload (decision 0442).
+      const stored = await relay.commit();
+      return this.partnerShape(this.metadata(session.pid, stored));
     } catch (err) {
+      relay?.abort(err);
       throw uploadFailure(err);
     }
-    if (!stored) throw badRequest('A file part named "file" is required');
-    return this.partnerShape(this.metadata(session.pid, stored));
   }
 
-  private async storeFile(
+  private relayFile(
     session: SdkTokenClaims,
     slot: MediaSlot,
     fields: Record<string, string>,
     part: Multipart & { type: 'file' },
-  ): Promise<MediaResource> {
-    const labels = uploadLabelsSchema.safeParse(fields);
+  ): FileRelay {
+    const labels = uploadLabelsFor(slot).safeParse(fields);
     if (!labels.success) {
       part.file.resume();
       const issue = labels.error.issues[0];
       throw badRequest(`${issue.path.join('.')}: ${issue.message}`);
     }
-    const side = labels.data.side ?? SIDE_OF_SLOT[slot];
-    try {
-      return await this.repository.upload(
-        {
-          productId: session.pid,
-          applicantId: session.aid,
-          enrollmentId: session.sub,
-          slot,
-          labels: { ...labels.data, side },
-        },
-        part.file as Readable,
-      );
-    } finally {
-      // Whatever media-store did not read (a refusal answers early) is drained so the request completes.
-      part.file.resume();
-    }
+    const target = {
+      productId: session.pid,
+      applicantId: session.aid,
+      enrollmentId: session.sub,
+      slot,
+      labels: { ...labels.data, side: sideForSlot(slot) ?? undefined },
+    };
+    return new FileRelay(part.file, (body, done) => this.repository.upload(target, body, done));
   }
 
   private async bytes(
@@ -235,16 +228,25 @@ export class ResourcesService {
   }
 }
 
+/** The multipart parser's refusals of a body's shape (@fastify/multipart codes), as the client's 400. */
+const MULTIPART_REFUSALS: Record<string, string> = {
+  FST_FILES_LIMIT: 'Only one file part is accepted',
+  FST_FIELDS_LIMIT: 'Too many fields',
+  FST_PARTS_LIMIT: 'Too many parts',
+  FST_INVALID_JSON_FIELD_ERROR: 'A JSON field is not valid JSON',
+};
+
 /**
- * What a failed SDK upload answers. Our own refusals (labels, media-store's 413/415/400, 502) stand; the
- * multipart limit is 413. A plain Error without a code comes from the multipart parser (busboy): a missing or
- * unterminated boundary, a file part cut short; it was answered 500, and it is the client's malformed body.
- * Anything else (media-store unreachable: the filter's 503) goes on as it is.
+ * What a failed SDK upload answers. Our own refusals (labels, media-store's 413/415/400, 408, 502, 504) stand;
+ * the multipart cap is 413, the parser's other limits 400. A plain Error without a code comes from the
+ * multipart parser (busboy): a missing or unterminated boundary, a file part cut short; it was answered 500,
+ * and it is the client's malformed body. Anything else (media-store unreachable: the filter's 503) goes on.
  */
 function uploadFailure(err: unknown): unknown {
   if (err instanceof HttpException) return err;
   const code = (err as { code?: unknown }).code;
   if (code === 'FST_REQ_FILE_TOO_LARGE') return new AppException(413, 'The file is too large');
+  if (typeof code === 'string' && MULTIPART_REFUSALS[code]) return badRequest(MULTIPART_REFUSALS[code]);
   if (typeof code === 'string' && code.startsWith('FST_')) return badRequest('Malformed multipart body');
   if (code === undefined && err instanceof Error && err.constructor === Error) {
     return badRequest('Malformed multipart body');
