@@ -1,5 +1,6 @@
 import { mediaFixture as fixture } from '@tessera/testing';
 import type { AddressInfo } from 'node:net';
+import { Client } from 'pg';
 import type { Harness } from './harness';
 import {
   enrolledApplicant,
@@ -185,5 +186,35 @@ describe('the multipart body going wrong after the file part', () => {
     first = (stored.body as { id: string }).id;
     before = { rows: await rows(), blobs: blobs().length };
     await nothingStored();
+  });
+});
+
+describe('an upload racing the submit (decision 0441)', () => {
+  it('an upload whose body was read while the enrollment was being submitted: 409, nothing kept', async () => {
+    const late = await enrolledApplicant(h, 'late-upload', { productId: a.productId, key: a.key });
+    const rowsBefore = await rows();
+    const blocker = new Client({ connectionString: h.env.db.url, options: '-c search_path=verification' });
+    await blocker.connect();
+    try {
+      // The submit holds the applicant's lock; the upload's whole body arrives meanwhile.
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [late.applicantId]);
+      const upload = h
+        .http()
+        .post('/api/v1/sdk/uploads/selfie')
+        .set('authorization', `Bearer ${late.token}`)
+        .attach('file', JPEG, 'selfie.jpg')
+        .then((r) => r);
+      await pause(800);
+      await blocker.query(`UPDATE enrollments SET status = 'submitted' WHERE id = $1`, [late.enrollmentId]);
+      await blocker.query('COMMIT');
+      const answer = await upload;
+      expect(answer.status).toBe(409);
+      expect(answer.body).toEqual({ message: expect.stringMatching(/uploads are closed/) });
+    } finally {
+      await blocker.end();
+    }
+    await pause(300);
+    expect(await rows()).toBe(rowsBefore);
   });
 });

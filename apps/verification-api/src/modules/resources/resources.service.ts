@@ -15,9 +15,11 @@ import {
 import { APP_CONFIG, AppException, badRequest, conflict, notFound } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
+import { DataSource } from 'typeorm';
 import type { Env } from '../../config/env';
 import { ApplicantsService } from '../applicants/applicants.service';
 import type { PartnerContext } from '../products/products.service';
+import { lockOpenSession } from '../sessions/open-session-lock';
 import { SessionContexts } from '../sessions/session-contexts';
 import { FileRelay } from './file-relay';
 import { type MediaBytes, ResourcesRepository } from './resources.repository';
@@ -38,6 +40,8 @@ const LABEL_FIELDS = new Set(['documentType', 'side', 'source']);
  *   historical; the stream must be consumed or destroyed. Throws the platform's `notFound` (404) when the id
  *   is malformed, forged, or belongs to another applicant or product, or when no such upload exists.
  */
+const UPLOADS_CLOSED = 'This verification was already submitted: uploads are closed';
+
 @Injectable()
 export class ResourcesService {
   private readonly idKey: Buffer;
@@ -46,6 +50,7 @@ export class ResourcesService {
     private readonly repository: ResourcesRepository,
     private readonly applicants: ApplicantsService,
     private readonly contexts: SessionContexts,
+    private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly env: Env,
   ) {
     if (!env.SECRETS_MASTER_KEY) throw new Error('SECRETS_MASTER_KEY is required by verification-api');
@@ -127,9 +132,7 @@ export class ResourcesService {
     if (!slot) throw badRequest(`Unknown slot ${slotParam}; expected one of ${MEDIA_SLOTS.join(', ')}`);
     if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a file part');
     // The guard's read of this request (it already refused an expired session): uploads close on submit.
-    if ((await this.contexts.take(session))?.enrollmentStatus !== 'open') {
-      throw conflict('This verification was already submitted: uploads are closed');
-    }
+    if ((await this.contexts.take(session))?.enrollmentStatus !== 'open') throw conflict(UPLOADS_CLOSED);
     const fields: Record<string, string> = {};
     let relay: FileRelay | undefined;
     try {
@@ -146,8 +149,14 @@ export class ResourcesService {
         relay = this.relayFile(session, slot, fields, part);
       }
       if (!relay) throw badRequest('A file part named "file" is required');
-      // Only now, with the whole body read cleanly, may media-store keep the upload (decision 0442).
-      const stored = await relay.commit();
+      // Only now, with the whole body read cleanly, may media-store keep the upload (decision 0442), and only
+      // while the session is still open: the applicant's lock is held until media-store has recorded it, so a
+      // submit that raced the upload comes wholly before (409 here, nothing kept) or after it (decision 0441).
+      const file = relay;
+      const stored = await this.dataSource.transaction(async (manager) => {
+        if (!(await lockOpenSession(manager, session.aid, session.sub))) throw conflict(UPLOADS_CLOSED);
+        return file.commit();
+      });
       return this.partnerShape(this.metadata(session.pid, stored));
     } catch (err) {
       relay?.abort(err);
