@@ -276,6 +276,40 @@ describe('POST /api/v1/sdk/personal-info (field lock)', () => {
     const applicant = await h.http().get('/v1/applicants/lock-2').set(h.auth(key)).expect(200);
     expect(applicant.body.info).toEqual({});
   });
+
+  it('a key the level does not enable is dropped whatever its value; the rest are saved; junk bodies are still 400/413', async () => {
+    const { token } = await session('lock-3', 'FORMS_ONLY');
+    const post = (body: unknown) =>
+      h
+        .http()
+        .post('/api/v1/sdk/personal-info')
+        .set(bearer(token))
+        .send(body as object);
+    const res = await post({ firstName: 'A', age: 30, tags: ['x'], extra: { nested: true }, flag: false });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ values: { firstName: 'A' }, lockedFields: [] });
+    const applicant = await h.http().get('/v1/applicants/lock-3').set(h.auth(key)).expect(200);
+    expect(applicant.body.info).toEqual({ firstName: 'A' });
+    // An enabled key still needs a string or null.
+    expect((await post({ lastName: 30, age: 30 }).expect(400)).body).toEqual({
+      message: 'lastName: must be a string or null',
+    });
+    expect((await post({ lastName: 'x'.repeat(501) }).expect(400)).body).toEqual({
+      message: 'lastName: must be at most 500 characters',
+    });
+    // Bounds on the keys themselves (neither is echoed back).
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, 1]));
+    expect((await post(many).expect(400)).body).toEqual({ message: 'body must hold at most 100 keys' });
+    expect((await post({ ['k'.repeat(65)]: 1 }).expect(400)).body).toEqual({
+      message: 'body keys must be at most 64 characters',
+    });
+    const huge = await post({ age: 'x'.repeat(2 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(huge.body).toEqual({ message: expect.any(String) });
+    expect((await h.http().get('/v1/applicants/lock-3').set(h.auth(key)).expect(200)).body.info).toEqual({
+      firstName: 'A',
+    });
+  });
 });
 
 describe('PATCH /v1/applicants/{externalUserId}/personal-info (the partner reopens a claim, decision 0436)', () => {
