@@ -555,6 +555,40 @@ describe('questionnaires', () => {
     expect(done.body).toEqual({ answers: { source: 'salary', pep: false, markets: ['eu'] }, missing: [] });
     await h.http().post('/api/v1/sdk/steps/questionnaire/submit').set(bearer(token)).expect(200);
   });
+
+  it('a whitespace-only text answer is no answer: stored as none, a required question stays missing', async () => {
+    await h.admin('post', `/products/${productId}/questionnaires`, {
+      id: 'purpose',
+      title: 'Purpose',
+      questions: [
+        { id: 'purpose', text: 'Purpose of the account', type: 'text', required: true },
+        { id: 'note', text: 'Anything else', type: 'text' },
+      ],
+    });
+    await h.admin('post', `/products/${productId}/levels`, {
+      name: 'TEXT_Q',
+      applicantType: 'individual',
+      steps: [{ kind: 'questionnaire' }],
+      attachedQuestionnaireId: 'purpose',
+    });
+    const { token } = await session('q-blank', 'TEXT_Q');
+    const answer = (answers: Record<string, unknown>) =>
+      h.http().post('/api/v1/sdk/questionnaire').set(bearer(token)).send({ answers }).expect(200);
+    expect((await answer({ purpose: '   ', note: ' \t\n ' })).body).toEqual({
+      answers: {},
+      missing: ['purpose'],
+    });
+    const step = await h.http().post('/api/v1/sdk/steps/questionnaire/submit').set(bearer(token)).expect(409);
+    expect(step.body).toEqual({ message: 'questionnaire is incomplete: purpose is missing' });
+    // A stored answer is cleared by a blank one, like by null.
+    expect((await answer({ purpose: ' Savings ', note: 'hi' })).body).toEqual({
+      answers: { purpose: 'Savings', note: 'hi' },
+      missing: [],
+    });
+    expect((await answer({ purpose: '  ' })).body).toEqual({ answers: { note: 'hi' }, missing: ['purpose'] });
+    const session2 = await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(200);
+    expect(session2.body.questionnaire).toMatchObject({ answers: { note: 'hi' }, missing: ['purpose'] });
+  });
 });
 
 describe('steps and submission', () => {
