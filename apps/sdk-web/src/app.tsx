@@ -22,6 +22,7 @@ import {
   type Translate,
   translator,
 } from './i18n';
+import { landingFor } from './landing';
 import { applyTheme, type ThemeChoice } from './theme';
 
 /** Steps the page shows a screen for: required ones that take input (the screenings run on the server). */
@@ -39,6 +40,7 @@ type Phase =
   | { name: 'step'; index: number }
   | { name: 'final' }
   | { name: 'rejected' }
+  | { name: 'retry' }
   | { name: 'redirecting' };
 
 const shortCodeFromPath = () => location.pathname.split('/').filter(Boolean)[1] ?? '';
@@ -89,8 +91,11 @@ export function App() {
         if (p.theme) setTheme(p.theme);
         const s = await getSession();
         setSession(s);
-        if (s.review.reviewAnswer === 'RED' && s.review.reviewRejectType === 'FINAL') finish('error', s);
-        else if (s.enrollmentStatus !== 'open') finish('success', s);
+        const landing = landingFor(s);
+        if (landing === 'success') finish('success', s);
+        else if (landing === 'rejected') finish('error', s);
+        else if (landing === 'retry') setPhase({ name: 'retry' });
+        else if (landing === 'expired') setPhase({ name: 'expired' });
         else setPhase({ name: 'welcome' });
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) setPhase({ name: 'notFound' });
@@ -152,6 +157,10 @@ export function App() {
     case 'rejected':
       title = t('rejectedTitle');
       body = <Message title={title} text={t('rejectedBody')} kind="error" />;
+      break;
+    case 'retry':
+      title = t('retryTitle');
+      body = <Message title={title} text={t('retryBody')} kind="info" />;
       break;
     case 'final':
       title = t('finalTitle');
@@ -290,6 +299,8 @@ function Screen({
   );
 }
 
+const ICONS = { error: '!', success: '✓', info: 'i' } as const;
+
 function Message({
   title,
   text,
@@ -298,14 +309,14 @@ function Message({
 }: {
   title: string;
   text: string;
-  kind: 'error' | 'success';
+  kind: 'error' | 'success' | 'info';
   children?: ComponentChildren;
 }) {
   return (
     <Screen title={title}>
       <div class={`message ${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
         <span class="icon" aria-hidden="true">
-          {kind === 'error' ? '!' : '✓'}
+          {ICONS[kind]}
         </span>
         <p>{text}</p>
       </div>

@@ -94,6 +94,9 @@ const en = {
   finalTitle: 'Thank you!',
   finalBody: 'Your information was submitted. The service that sent you here will let you know the result.',
   redirecting: 'Taking you back…',
+  retryTitle: 'Your verification needs another try',
+  retryBody:
+    'We could not verify you with the information sent. The service that sent you here will send you a new link to try again.',
   rejectedTitle: 'Verification not possible',
   rejectedBody: 'We could not complete your verification. Please contact the service that sent you here.',
   expiredTitle: 'This link has expired',
@@ -205,6 +208,9 @@ const de: Messages = {
   finalBody:
     'Ihre Angaben wurden übermittelt. Der Dienst, der Sie hierher geschickt hat, informiert Sie über das Ergebnis.',
   redirecting: 'Sie werden zurückgeleitet…',
+  retryTitle: 'Ihre Prüfung muss wiederholt werden',
+  retryBody:
+    'Mit den übermittelten Angaben konnten wir Sie nicht verifizieren. Der Dienst, der Sie hierher geschickt hat, sendet Ihnen einen neuen Link für einen weiteren Versuch.',
   rejectedTitle: 'Prüfung nicht möglich',
   rejectedBody:
     'Wir konnten Ihre Prüfung nicht abschließen. Bitte wenden Sie sich an den Dienst, der Sie hierher geschickt hat.',
@@ -314,6 +320,9 @@ const fr: Messages = {
   finalBody:
     'Vos informations ont été envoyées. Le service qui vous a envoyé ici vous communiquera le résultat.',
   redirecting: 'Redirection en cours…',
+  retryTitle: 'Votre vérification doit être refaite',
+  retryBody:
+    'Nous n’avons pas pu vous vérifier avec les informations envoyées. Le service qui vous a envoyé ici vous enverra un nouveau lien pour réessayer.',
   rejectedTitle: 'Vérification impossible',
   rejectedBody:
     'Nous n’avons pas pu terminer votre vérification. Contactez le service qui vous a envoyé ici.',
@@ -421,6 +430,9 @@ const es: Messages = {
   finalTitle: '¡Gracias!',
   finalBody: 'Sus datos se han enviado. El servicio que le envió aquí le comunicará el resultado.',
   redirecting: 'Le estamos redirigiendo…',
+  retryTitle: 'Su verificación debe repetirse',
+  retryBody:
+    'No hemos podido verificarle con los datos enviados. El servicio que le envió aquí le enviará un nuevo enlace para intentarlo de nuevo.',
   rejectedTitle: 'Verificación no posible',
   rejectedBody:
     'No pudimos completar su verificación. Póngase en contacto con el servicio que le envió aquí.',
@@ -528,6 +540,9 @@ const ru: Messages = {
   finalTitle: 'Спасибо!',
   finalBody: 'Ваши данные отправлены. Сервис, который направил вас сюда, сообщит вам результат.',
   redirecting: 'Возвращаем вас обратно…',
+  retryTitle: 'Проверку нужно пройти ещё раз',
+  retryBody:
+    'Нам не удалось подтвердить вашу личность по отправленным данным. Сервис, который направил вас сюда, пришлёт новую ссылку для повторной попытки.',
   rejectedTitle: 'Проверка невозможна',
   rejectedBody: 'Нам не удалось завершить проверку. Обратитесь в сервис, который направил вас сюда.',
   expiredTitle: 'Срок действия ссылки истёк',

@@ -486,6 +486,50 @@ describe('hosted page', () => {
     await context.close();
   });
 
+  it('a reopened link lands by state: submitted or approved on successUrl; RED RETRY on a "new link" screen, no redirect; failed on the expired screen', async () => {
+    const redirects = {
+      successUrl: `${partnerOrigin}/kyc/success`,
+      errorUrl: `${partnerOrigin}/kyc/error`,
+      returnUrl: `${partnerOrigin}/kyc/back`,
+    };
+    const settle = async (
+      { externalUserId, enrollmentId }: { externalUserId: string; enrollmentId: string },
+      enrollment: string,
+      review: [string, string, string | null] | null,
+    ) => {
+      await h.sql('UPDATE enrollments SET status = $2 WHERE id = $1', [enrollmentId, enrollment]);
+      if (review) {
+        await h.sql(
+          'UPDATE applicants SET status = $2, review_answer = $3, review_reject_type = $4 WHERE external_user_id = $1',
+          [externalUserId, ...review],
+        );
+      }
+    };
+    const context = await browser.newContext({ locale: 'en-US' });
+
+    const retry = await link('WEB_FORMS', redirects);
+    await settle(retry, 'rejected', ['rejected', 'RED', 'RETRY']);
+    const retried = await open(context, retry.url);
+    await expect(heading(retried.page).textContent()).resolves.toBe('Your verification needs another try');
+    await expect(retried.page.getByRole('status').textContent()).resolves.toContain('send you a new link');
+    expect(retried.page.url()).toBe(retry.url);
+    await shot(retried.page, '17-retry');
+
+    const failed = await link('WEB_FORMS', redirects);
+    await settle(failed, 'failed', null);
+    const gone = await open(context, failed.url);
+    await expect(heading(gone.page).textContent()).resolves.toBe('This link has expired');
+    expect(gone.page.url()).toBe(failed.url);
+
+    const submitted = await link('WEB_FORMS', redirects);
+    await settle(submitted, 'submitted', null);
+    await (await open(context, submitted.url)).page.waitForURL(redirects.successUrl);
+    const approved = await link('WEB_FORMS', redirects);
+    await settle(approved, 'completed', ['approved', 'GREEN', null]);
+    await (await open(context, approved.url)).page.waitForURL(redirects.successUrl);
+    await context.close();
+  });
+
   it('an expired link and an unknown link show clear pages', async () => {
     const { url, enrollmentId } = await link('WEB_FORMS');
     await h.sql("UPDATE enrollments SET expires_at = now() - interval '1 second' WHERE id = $1", [
