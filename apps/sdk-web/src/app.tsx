@@ -138,16 +138,16 @@ export function App() {
       break;
     case 'notFound':
       title = t('notFoundTitle');
-      body = <Message title={title} text={t('notFoundBody')} kind="error" />;
+      body = <Message screen={phase.name} title={title} text={t('notFoundBody')} kind="error" />;
       break;
     case 'expired':
       title = t('expiredTitle');
-      body = <Message title={title} text={t('expiredBody')} kind="error" />;
+      body = <Message screen={phase.name} title={title} text={t('expiredBody')} kind="error" />;
       break;
     case 'error':
       title = t('errorTitle');
       body = (
-        <Message title={title} text={t('errorGeneric')} kind="error">
+        <Message screen={phase.name} title={title} text={t('errorGeneric')} kind="error">
           <button type="button" onClick={() => location.reload()}>
             {t('retry')}
           </button>
@@ -156,15 +156,15 @@ export function App() {
       break;
     case 'rejected':
       title = t('rejectedTitle');
-      body = <Message title={title} text={t('rejectedBody')} kind="error" />;
+      body = <Message screen={phase.name} title={title} text={t('rejectedBody')} kind="error" />;
       break;
     case 'retry':
       title = t('retryTitle');
-      body = <Message title={title} text={t('retryBody')} kind="info" />;
+      body = <Message screen={phase.name} title={title} text={t('retryBody')} kind="info" />;
       break;
     case 'final':
       title = t('finalTitle');
-      body = <Message title={title} text={t('finalBody')} kind="success" />;
+      body = <Message screen={phase.name} title={title} text={t('finalBody')} kind="success" />;
       break;
     case 'redirecting':
       title = t('redirecting');
@@ -174,7 +174,7 @@ export function App() {
       title = session?.applicantType === 'company' ? t('welcomeCompanyTitle') : t('welcomeTitle');
       const first = screens.findIndex((s) => !DONE_STATES.has(s.reviewStatus));
       body = (
-        <Screen title={title}>
+        <Screen screen="welcome" title={title}>
           <p>{t('welcomeBody', { count: screens.length })}</p>
           <ol class="overview">
             {screens.map((s) => (
@@ -202,7 +202,11 @@ export function App() {
       const step = screens[phase.index];
       title = t(`step_${step.kind}` as MessageKey);
       body = (
-        <Screen title={title} progress={{ n: phase.index + 1, m: screens.length, t }}>
+        <Screen
+          screen={`step-${phase.index}`}
+          title={title}
+          progress={{ n: phase.index + 1, m: screens.length, t }}
+        >
           <StepScreen
             key={step.kind}
             t={t}
@@ -271,18 +275,24 @@ export function App() {
   );
 }
 
-/** A screen: its heading takes the focus when it appears, so keyboard and screen-reader users start there. */
+/**
+ * A screen: its heading takes the focus when the screen changes (`screen`: the phase, or the step's index), so
+ * keyboard and screen-reader users start there. Not when only its text changes: switching the language keeps
+ * the focus on the language switch.
+ */
 function Screen({
+  screen,
   title,
   progress,
   children,
 }: {
+  screen: string;
   title: string;
   progress?: { n: number; m: number; t: Translate };
   children: ComponentChildren;
 }) {
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [title]);
+  useEffect(() => heading.current?.focus(), [screen]);
   return (
     <section class="screen" aria-labelledby="screen-title">
       {progress ? (
@@ -302,18 +312,20 @@ function Screen({
 const ICONS = { error: '!', success: '✓', info: 'i' } as const;
 
 function Message({
+  screen,
   title,
   text,
   kind,
   children,
 }: {
+  screen: string;
   title: string;
   text: string;
   kind: 'error' | 'success' | 'info';
   children?: ComponentChildren;
 }) {
   return (
-    <Screen title={title}>
+    <Screen screen={screen} title={title}>
       <div class={`message ${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
         <span class="icon" aria-hidden="true">
           {ICONS[kind]}

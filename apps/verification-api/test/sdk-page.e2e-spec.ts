@@ -348,6 +348,33 @@ describe('hosted page', () => {
     await context.close();
   });
 
+  it('switching the language leaves the keyboard focus on the switch; the heading takes it when the screen changes', async () => {
+    const { url } = await link('WEB_FORMS', {}, { firstName: 'Ada' });
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    await page.getByRole('button', { name: 'Start' }).waitFor();
+    await expect(activeId(page)).resolves.toBe('screen-title');
+    const language = page.locator('#pref-lang');
+    await language.focus();
+    await language.selectOption('fr');
+    await expect(heading(page).textContent()).resolves.toBe('Vérifiez votre identité');
+    await expect(activeId(page)).resolves.toBe('pref-lang');
+    await page.getByRole('button', { name: 'Commencer' }).click();
+    await page.getByText('Étape 1 sur 2').waitFor();
+    await expect(activeId(page)).resolves.toBe('screen-title');
+    await language.focus();
+    await language.selectOption('en');
+    await page.getByText('Step 1 of 2').waitFor();
+    await expect(activeId(page)).resolves.toBe('pref-lang');
+    await page.getByLabel('Last name').fill('Lovelace');
+    await page.getByLabel('Date of birth').fill('1815-12-10');
+    await page.getByLabel('Nationality').selectOption('GB');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Step 2 of 2').waitFor();
+    await expect(activeId(page)).resolves.toBe('screen-title');
+    await context.close();
+  });
+
   it("without a pinned lang the browser's language wins (else English); system theme follows the OS", async () => {
     const { url } = await link('WEB_FORMS');
     const context = await browser.newContext({ locale: 'ru-RU', colorScheme: 'dark' });
