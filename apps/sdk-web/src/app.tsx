@@ -495,6 +495,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
             fields={{ documentType, side: 'front' }}
             uploaded={uploads.document_front}
             onUploaded={uploaded('document_front')}
+            onFatal={onFatal}
           />
           {twoSided ? (
             <UploadSlot
@@ -508,6 +509,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
               fields={{ documentType, side: 'back' }}
               uploaded={uploads.document_back}
               onUploaded={uploaded('document_back')}
+              onFatal={onFatal}
             />
           ) : null}
           {actions}
@@ -527,6 +529,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
             capture="user"
             uploaded={uploads.selfie}
             onUploaded={uploaded('selfie')}
+            onFatal={onFatal}
           />
           {actions}
         </form>
@@ -538,7 +541,12 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
           noValidate
         >
           <p>{t('intro_liveness')}</p>
-          <LivenessCapture t={t} uploaded={uploads.liveness_video} onUploaded={uploaded('liveness_video')} />
+          <LivenessCapture
+            t={t}
+            uploaded={uploads.liveness_video}
+            onUploaded={uploaded('liveness_video')}
+            onFatal={onFatal}
+          />
           {actions}
         </form>
       );
@@ -556,6 +564,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
             fields={{ documentType: 'proof_of_address' }}
             uploaded={uploads.poa}
             onUploaded={uploaded('poa')}
+            onFatal={onFatal}
           />
           {actions}
         </form>
@@ -593,6 +602,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
               fields={{ documentType: d }}
               uploaded={uploads[d]}
               onUploaded={uploaded(d)}
+              onFatal={onFatal}
             />
           ))}
           {actions}

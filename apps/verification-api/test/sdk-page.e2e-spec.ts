@@ -595,6 +595,59 @@ describe('hosted page', () => {
     await context.close();
   });
 
+  it('an upload the server refuses leaves no preview of the refused file; a 409 is explained; a 401 shows the expired screen', async () => {
+    const { url, enrollmentId } = await link('WEB_DOCS');
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByText('Step 1 of 3').waitFor();
+    const front = page.locator('#doc-front-file');
+    const error = (text: string) => page.locator('#doc-front-error', { hasText: text }).waitFor();
+    const previews = page.locator('img.preview');
+    // Named and typed as PNG, so the page sends it; its bytes are no image, so the server answers 415.
+    const fake = { name: 'fake.png', mimeType: 'image/png', buffer: Buffer.from('not an image at all') };
+    await front.setInputFiles(fake);
+    await error('This file type is not accepted. Please use JPG, PNG, HEIC, WEBP.');
+    await expect(previews.count()).resolves.toBe(0);
+    await expect(page.locator('#doc-front-status').textContent()).resolves.toBe('');
+
+    await front.setInputFiles({
+      name: 'front.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'PASSPORT · photo page'),
+    });
+    await page.locator('#doc-front-status', { hasText: 'Uploaded' }).waitFor();
+    await expect(previews.count()).resolves.toBe(1);
+    const stored = await previews.getAttribute('src');
+    // Refused again: the stored upload's preview stays, the refused file never shows.
+    await front.setInputFiles(fake);
+    await error('This file type is not accepted.');
+    await expect(previews.count()).resolves.toBe(1);
+    await expect(previews.getAttribute('src')).resolves.toBe(stored);
+
+    // Submitted meanwhile (another tab): 409, explained.
+    await h.sql("UPDATE enrollments SET status = 'submitted' WHERE id = $1", [enrollmentId]);
+    await front.setInputFiles({
+      name: 'again.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'again'),
+    });
+    await error('This verification was already submitted.');
+    await expect(previews.getAttribute('src')).resolves.toBe(stored);
+    // Expired meanwhile: 401, the expired screen.
+    await h.sql(
+      "UPDATE enrollments SET status = 'open', expires_at = now() - interval '1 second' WHERE id = $1",
+      [enrollmentId],
+    );
+    await front.setInputFiles({
+      name: 'late.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'late'),
+    });
+    await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
+    await context.close();
+  });
+
   it('API: a media step is 409 naming the missing upload until the uploads are in (two-sided document needs its back)', async () => {
     const { externalUserId } = await link('WEB_DOCS');
     const enrollment = await h
