@@ -23,6 +23,7 @@ import {
   translator,
 } from './i18n';
 import { landingFor } from './landing';
+import { withSavedAnswers, withSavedValues } from './session-state';
 import { applyTheme, type ThemeChoice } from './theme';
 
 /** Steps the page shows a screen for: required ones that take input (the screenings run on the server). */
@@ -51,6 +52,8 @@ export function App() {
   const [theme, setTheme] = useState<ThemeChoice>('system');
   const [phase, setPhase] = useState<Phase>({ name: 'loading' });
   const [session, setSession] = useState<Session>();
+  /** The uploads stored on this page, per step kind: a step screen shown again (Back) still has them. */
+  const [uploads, setUploads] = useState<Record<string, Uploads>>({});
   const t = useMemo(() => translator(lang), [lang]);
 
   useEffect(() => applyTheme(theme), [theme]);
@@ -215,6 +218,9 @@ export function App() {
             session={session!}
             last={phase.index === screens.length - 1}
             done={DONE_STATES.has(step.reviewStatus)}
+            uploads={uploads[step.kind] ?? {}}
+            onUploads={(update) => setUploads((u) => ({ ...u, [step.kind]: update(u[step.kind] ?? {}) }))}
+            onSaved={(update) => setSession((s) => s && update(s))}
             onDone={() => {
               markDone(step.kind);
               return next(phase.index);
@@ -337,6 +343,9 @@ function Message({
   );
 }
 
+/** A step's stored uploads, by the key its screen names them (slot, or document type for company documents). */
+type Uploads = Record<string, Resource>;
+
 interface StepProps {
   t: Translate;
   lang: Lang;
@@ -345,16 +354,22 @@ interface StepProps {
   last: boolean;
   /** Already submitted (the user came back): the stored uploads count, nothing needs adding again. */
   done: boolean;
+  uploads: Uploads;
+  onUploads: (update: (uploads: Uploads) => Uploads) => void;
+  /** Merges what a save answered into the page's session, so a screen shown again starts from it. */
+  onSaved: (update: (session: Session) => Session) => void;
   onDone: () => Promise<void>;
   onFatal: (error: unknown) => void;
 }
 
 /** One step's screen: collects its data, then submits the step (409 names what is missing). */
-function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: StepProps) {
+function StepScreen(props: StepProps) {
+  const { t, lang, kind, session, last, done, uploads, onUploads, onSaved, onDone, onFatal } = props;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
-  const [uploads, setUploads] = useState<Record<string, Resource>>({});
-  const [documentType, setDocumentType] = useState<string>('passport');
+  const [documentType, setDocumentType] = useState<string>(
+    () => DOCUMENT_TYPES.find((type) => type === uploads.document_front?.documentType) ?? 'passport',
+  );
   const label = last ? t('submit') : t('continue');
 
   const run = async (work: () => Promise<void>) => {
@@ -379,11 +394,12 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
   const saveFields = (values: Record<string, string | null>) =>
     run(async () => {
       const result = await savePersonalInfo(values);
+      onSaved((s) => withSavedValues(s, result.values));
       if (result.lockedFields.length > 0)
         throw new Error(`locked:${t('errorLocked', { fields: result.lockedFields.join(', ') })}`);
     });
 
-  const uploaded = (key: string) => (r: Resource) => setUploads((u) => ({ ...u, [key]: r }));
+  const uploaded = (key: string) => (r: Resource) => onUploads((u) => ({ ...u, [key]: r }));
   const needs = (keys: string[]) => keys.find((k) => !uploads[k]);
   const continueUploads = (keys: string[], names: Record<string, string>) => (event: Event) => {
     event.preventDefault();
@@ -449,7 +465,12 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
             busy={busy}
             error={error}
             submitLabel={label}
-            onSubmit={(answers) => run(async () => void (await saveAnswers(answers)))}
+            onSubmit={(answers) =>
+              run(async () => {
+                const saved = await saveAnswers(answers);
+                onSaved((s) => withSavedAnswers(s, saved));
+              })
+            }
           />
         </>
       );
@@ -476,7 +497,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
                     checked={documentType === type}
                     onChange={() => {
                       setDocumentType(type);
-                      setUploads({});
+                      onUploads(() => ({}));
                     }}
                   />
                   {t(`doc_${type}` as MessageKey)}

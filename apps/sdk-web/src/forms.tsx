@@ -2,6 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import type { FieldSet, Question } from './api';
 import { COUNTRY_KEYS, countryOptions } from './countries';
 import { fieldLabel, type Translate } from './i18n';
+import { changedFields } from './session-state';
 
 const INPUT_TYPES: Record<string, string> = {
   dateOfBirth: 'date',
@@ -104,9 +105,8 @@ export function FieldsForm({
     }
     setInvalid(undefined);
     setLocalError(undefined);
-    const out: Record<string, string | null> = {};
-    for (const key of fields.enabled) if (!locked.has(key)) out[key] = values[key]?.trim() || null;
-    onSubmit(out);
+    const editable = fields.enabled.filter((key) => !locked.has(key));
+    onSubmit(changedFields(fields.values, values, editable));
   };
 
   const input = (key: string) => {
@@ -227,10 +227,12 @@ export function QuestionnaireForm({
       return;
     }
     setLocalError(undefined);
+    // Only what differs from the stored answers: an untouched blank never clears an answer stored meanwhile.
     const out: Record<string, unknown> = {};
     for (const q of questions) {
       const v = values[q.id];
-      out[q.id] = empty(v) ? null : q.type === 'number' ? Number(v) : v;
+      const value = empty(v) ? null : q.type === 'number' ? Number(v) : v;
+      if (JSON.stringify(value) !== JSON.stringify(answers[q.id] ?? null)) out[q.id] = value;
     }
     onSubmit(out);
   };

@@ -98,6 +98,14 @@ beforeAll(async () => {
     companyDocumentsMinRequired: 3,
   });
   await h.admin('post', `/products/${productId}/levels`, {
+    name: 'WEB_BACK',
+    applicantType: 'individual',
+    steps: [{ kind: 'personal_information' }, { kind: 'questionnaire' }, { kind: 'selfie' }],
+    attachedQuestionnaireId: 'profile',
+    personalInfoFields: ['firstName', 'middleName', 'lastName', 'phone'],
+    personalInfoRequiredFields: ['firstName', 'lastName'],
+  });
+  await h.admin('post', `/products/${productId}/levels`, {
     name: 'WEB_DOCS',
     applicantType: 'individual',
     steps: [{ kind: 'identity_doc' }, { kind: 'selfie' }, { kind: 'liveness' }],
@@ -216,6 +224,14 @@ describe('hosted page', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
 
     await page.getByText('Step 3 of 4').waitFor();
+    // Back: the document type and both stored sides are still there.
+    await page.getByRole('button', { name: 'Back' }).click();
+    await page.getByText('Step 2 of 4').waitFor();
+    await expect(page.getByLabel('ID card').isChecked()).resolves.toBe(true);
+    await expect(page.locator('#doc-front-status').textContent()).resolves.toBe('✓ Uploaded');
+    await expect(page.locator('#doc-back-status').textContent()).resolves.toBe('✓ Uploaded');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Step 3 of 4').waitFor();
     await expect(page.locator('input[type=file][capture=user]').count()).resolves.toBe(1);
     await page.locator('#selfie-file').setInputFiles({
       name: 'selfie.png',
@@ -322,6 +338,67 @@ describe('hosted page', () => {
         email: 'ada@example.test',
       },
     });
+    await context.close();
+  });
+
+  it('Back keeps what was saved: optional fields, answers and uploads are shown again and never sent as blanks', async () => {
+    const { url, externalUserId } = await link('WEB_BACK', {}, { lastName: 'Lovelace' });
+    const info = async () =>
+      (await h.http().get(`/v1/applicants/${externalUserId}`).set(h.auth(key)).expect(200)).body.info;
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    const back = () => page.getByRole('button', { name: 'Back' }).click();
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByText('Step 1 of 3').waitFor();
+    // Meanwhile the same link in another tab saves the middle name: this tab's blank, untouched field must
+    // not clear it.
+    const other = await h
+      .http()
+      .get(`/api/v1/sdk/links/${url.split('/').pop()}`)
+      .expect(200);
+    await h
+      .http()
+      .post('/api/v1/sdk/personal-info')
+      .set('authorization', `Bearer ${other.body.token}`)
+      .send({ middleName: 'King' })
+      .expect(200);
+    await page.getByLabel('First name').fill('Ada');
+    await page.getByLabel('Phone number').fill('+44 20 7946 0000');
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByText('Step 2 of 3').waitFor();
+    await page.getByLabel('Occupation').selectOption('employed');
+    await page.getByLabel('No').check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByText('Step 3 of 3').waitFor();
+    await page.locator('#selfie-file').setInputFiles({
+      name: 'selfie.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'selfie'),
+    });
+    await page.locator('#selfie-status', { hasText: 'Uploaded' }).waitFor();
+    await back();
+    await page.getByText('Step 2 of 3').waitFor();
+    await expect(page.getByLabel('Occupation').inputValue()).resolves.toBe('employed');
+    await expect(page.getByLabel('No').isChecked()).resolves.toBe(true);
+    await back();
+    await page.getByText('Step 1 of 3').waitFor();
+    await expect(page.getByLabel('Phone number').inputValue()).resolves.toBe('+44 20 7946 0000');
+    await expect(page.getByLabel('Middle name').inputValue()).resolves.toBe('King');
+    // Continue skips the questionnaire, already submitted, to the first step still open.
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Step 3 of 3').waitFor();
+    await expect(info()).resolves.toEqual({
+      firstName: 'Ada',
+      middleName: 'King',
+      lastName: 'Lovelace',
+      phone: '+44 20 7946 0000',
+    });
+    await expect(page.locator('#selfie-status').textContent()).resolves.toBe('✓ Uploaded');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByText('Thank you!').waitFor();
+    await expect(info()).resolves.toMatchObject({ phone: '+44 20 7946 0000', middleName: 'King' });
     await context.close();
   });
 
