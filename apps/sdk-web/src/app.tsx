@@ -12,6 +12,7 @@ import {
   submitStep,
 } from './api';
 import { IMAGE_TYPES, LivenessCapture, PDF_TYPES, UploadSlot } from './capture';
+import { LockedFieldsError, type ScreenError, screenError } from './errors';
 import { ErrorMessage, FieldsForm, QuestionnaireForm, readable } from './forms';
 import {
   LANGUAGE_NAMES,
@@ -366,7 +367,7 @@ interface StepProps {
 function StepScreen(props: StepProps) {
   const { t, lang, kind, session, last, done, uploads, onUploads, onSaved, onDone, onFatal } = props;
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const [error, setError] = useState<ScreenError>();
   const [documentType, setDocumentType] = useState<string>(
     () => DOCUMENT_TYPES.find((type) => type === uploads.document_front?.documentType) ?? 'passport',
   );
@@ -382,10 +383,7 @@ function StepScreen(props: StepProps) {
       await onDone();
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) onFatal(e);
-      else if (e instanceof ApiError && e.status === 0) setError(t('errorNetwork'));
-      else if (e instanceof ApiError && (e.status === 409 || e.status === 400)) setError(e.message);
-      else if (e instanceof Error && e.message.startsWith('locked:')) setError(e.message.slice(7));
-      else setError(t('errorGeneric'));
+      else setError(screenError(t, e, session.questionnaire?.questionnaire.questions));
     } finally {
       setBusy(false);
     }
@@ -395,8 +393,7 @@ function StepScreen(props: StepProps) {
     run(async () => {
       const result = await savePersonalInfo(values);
       onSaved((s) => withSavedValues(s, result.values));
-      if (result.lockedFields.length > 0)
-        throw new Error(`locked:${t('errorLocked', { fields: result.lockedFields.join(', ') })}`);
+      if (result.lockedFields.length > 0) throw new LockedFieldsError(result.lockedFields);
     });
 
   const uploaded = (key: string) => (r: Resource) => onUploads((u) => ({ ...u, [key]: r }));
@@ -404,12 +401,12 @@ function StepScreen(props: StepProps) {
   const continueUploads = (keys: string[], names: Record<string, string>) => (event: Event) => {
     event.preventDefault();
     const missing = done ? undefined : needs(keys);
-    if (missing) setError(t('missingItem', { item: names[missing] }));
+    if (missing) setError({ message: t('missingItem', { item: names[missing] }) });
     else void run(async () => undefined);
   };
   const actions = (
     <>
-      <ErrorMessage message={error} />
+      <ErrorMessage message={error?.message} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? t('sending') : label}

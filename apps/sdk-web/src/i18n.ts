@@ -10,7 +10,10 @@ const en = {
   stepOf: 'Step {n} of {m}',
   welcomeTitle: 'Verify your identity',
   welcomeCompanyTitle: 'Verify your company',
-  welcomeBody: 'We will guide you through {count} short steps. Have your documents at hand.',
+  welcomeBody: {
+    one: 'We will guide you through {count} short step. Have your documents at hand.',
+    other: 'We will guide you through {count} short steps. Have your documents at hand.',
+  },
   welcomePrivacy: 'Your data is sent over an encrypted connection and used only for this verification.',
   start: 'Start',
   continue: 'Continue',
@@ -20,7 +23,15 @@ const en = {
   requiredHint: 'Fields marked * are required.',
   lockedHint: 'Already provided; it cannot be changed here.',
   fieldRequired: '{field} is required.',
-  fieldInvalid: '{field}: {reason}',
+  fieldInvalid: '{field}: {reason}.',
+  reasonPastDate: 'enter a real date that is not in the future',
+  reasonDate: 'enter a real date',
+  reasonCountry: 'choose a country from the list',
+  reasonEmail: 'enter a valid email address',
+  reasonTooLong: 'this is too long',
+  reasonInvalid: 'this value is not accepted',
+  errorStepSent: 'This step was already sent.',
+  errorStepMissing: 'Please complete this step first: {step}.',
   errorGeneric: 'Something went wrong. Please try again.',
   errorNetwork: 'We could not reach the server. Check your connection and try again.',
   errorLocked: 'These values are already provided and cannot be changed: {fields}.',
@@ -87,7 +98,7 @@ const en = {
   cameraPreview: 'Camera preview',
   recordedClip: 'Recorded video',
   companyDocsRequired: 'Required documents: {list}.',
-  companyDocsMin: 'At least {n} document(s).',
+  companyDocsMin: { one: 'At least {count} document.', other: 'At least {count} documents.' },
   companyDocType: 'Document',
   addDocument: 'Add document',
   yes: 'Yes',
@@ -109,8 +120,12 @@ const en = {
   stepDone: 'Done',
 };
 
+/** A message with plural forms: Intl.PluralRules picks one for the `count` it is given (`other` is required). */
+type Plural = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+
 export type MessageKey = keyof typeof en;
-type Messages = Record<MessageKey, string>;
+/** Every language defines the same keys, plural ones (an object in `en`) with plural forms. */
+type Messages = { [K in MessageKey]: (typeof en)[K] extends string ? string : Plural };
 
 const de: Messages = {
   appTitle: 'Identitätsprüfung',
@@ -123,7 +138,10 @@ const de: Messages = {
   stepOf: 'Schritt {n} von {m}',
   welcomeTitle: 'Bestätigen Sie Ihre Identität',
   welcomeCompanyTitle: 'Bestätigen Sie Ihr Unternehmen',
-  welcomeBody: 'Wir führen Sie durch {count} kurze Schritte. Halten Sie Ihre Dokumente bereit.',
+  welcomeBody: {
+    one: 'Wir führen Sie durch {count} kurzen Schritt. Halten Sie Ihre Dokumente bereit.',
+    other: 'Wir führen Sie durch {count} kurze Schritte. Halten Sie Ihre Dokumente bereit.',
+  },
   welcomePrivacy: 'Ihre Daten werden verschlüsselt übertragen und nur für diese Prüfung verwendet.',
   start: 'Los geht’s',
   continue: 'Weiter',
@@ -133,7 +151,15 @@ const de: Messages = {
   requiredHint: 'Mit * markierte Felder sind Pflichtfelder.',
   lockedHint: 'Bereits angegeben; kann hier nicht geändert werden.',
   fieldRequired: '{field} ist erforderlich.',
-  fieldInvalid: '{field}: {reason}',
+  fieldInvalid: '{field}: {reason}.',
+  reasonPastDate: 'Geben Sie ein gültiges Datum ein, das nicht in der Zukunft liegt',
+  reasonDate: 'Geben Sie ein gültiges Datum ein',
+  reasonCountry: 'Wählen Sie ein Land aus der Liste',
+  reasonEmail: 'Geben Sie eine gültige E-Mail-Adresse ein',
+  reasonTooLong: 'Die Angabe ist zu lang',
+  reasonInvalid: 'Dieser Wert wird nicht akzeptiert',
+  errorStepSent: 'Dieser Schritt wurde bereits gesendet.',
+  errorStepMissing: 'Bitte schließen Sie zuerst diesen Schritt ab: {step}.',
   errorGeneric: 'Etwas ist schiefgelaufen. Bitte versuchen Sie es erneut.',
   errorNetwork: 'Der Server ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
   errorLocked: 'Diese Angaben liegen bereits vor und können nicht geändert werden: {fields}.',
@@ -201,7 +227,7 @@ const de: Messages = {
   cameraPreview: 'Kameravorschau',
   recordedClip: 'Aufgenommenes Video',
   companyDocsRequired: 'Erforderliche Dokumente: {list}.',
-  companyDocsMin: 'Mindestens {n} Dokument(e).',
+  companyDocsMin: { one: 'Mindestens {count} Dokument.', other: 'Mindestens {count} Dokumente.' },
   companyDocType: 'Dokument',
   addDocument: 'Dokument hinzufügen',
   yes: 'Ja',
@@ -236,7 +262,10 @@ const fr: Messages = {
   stepOf: 'Étape {n} sur {m}',
   welcomeTitle: 'Vérifiez votre identité',
   welcomeCompanyTitle: 'Vérifiez votre entreprise',
-  welcomeBody: 'Nous allons vous guider en {count} courtes étapes. Gardez vos documents à portée de main.',
+  welcomeBody: {
+    one: 'Nous allons vous guider en {count} courte étape. Gardez vos documents à portée de main.',
+    other: 'Nous allons vous guider en {count} courtes étapes. Gardez vos documents à portée de main.',
+  },
   welcomePrivacy: 'Vos données sont transmises de façon chiffrée et servent uniquement à cette vérification.',
   start: 'Commencer',
   continue: 'Continuer',
@@ -246,7 +275,15 @@ const fr: Messages = {
   requiredHint: 'Les champs marqués d’un * sont obligatoires.',
   lockedHint: 'Déjà fourni ; ne peut pas être modifié ici.',
   fieldRequired: '{field} est obligatoire.',
-  fieldInvalid: '{field} : {reason}',
+  fieldInvalid: '{field} : {reason}.',
+  reasonPastDate: 'saisissez une date valide qui n’est pas dans le futur',
+  reasonDate: 'saisissez une date valide',
+  reasonCountry: 'choisissez un pays dans la liste',
+  reasonEmail: 'saisissez une adresse e-mail valide',
+  reasonTooLong: 'cette valeur est trop longue',
+  reasonInvalid: 'cette valeur n’est pas acceptée',
+  errorStepSent: 'Cette étape a déjà été envoyée.',
+  errorStepMissing: 'Veuillez d’abord terminer cette étape : {step}.',
   errorGeneric: 'Une erreur est survenue. Veuillez réessayer.',
   errorNetwork: 'Le serveur est injoignable. Vérifiez votre connexion et réessayez.',
   errorLocked: 'Ces informations sont déjà fournies et ne peuvent pas être modifiées : {fields}.',
@@ -314,7 +351,7 @@ const fr: Messages = {
   cameraPreview: 'Aperçu de la caméra',
   recordedClip: 'Vidéo enregistrée',
   companyDocsRequired: 'Documents requis : {list}.',
-  companyDocsMin: 'Au moins {n} document(s).',
+  companyDocsMin: { one: 'Au moins {count} document.', other: 'Au moins {count} documents.' },
   companyDocType: 'Document',
   addDocument: 'Ajouter le document',
   yes: 'Oui',
@@ -349,7 +386,10 @@ const es: Messages = {
   stepOf: 'Paso {n} de {m}',
   welcomeTitle: 'Verifique su identidad',
   welcomeCompanyTitle: 'Verifique su empresa',
-  welcomeBody: 'Le guiaremos en {count} pasos cortos. Tenga sus documentos a mano.',
+  welcomeBody: {
+    one: 'Le guiaremos en {count} paso corto. Tenga sus documentos a mano.',
+    other: 'Le guiaremos en {count} pasos cortos. Tenga sus documentos a mano.',
+  },
   welcomePrivacy: 'Sus datos se envían cifrados y solo se usan para esta verificación.',
   start: 'Empezar',
   continue: 'Continuar',
@@ -359,7 +399,15 @@ const es: Messages = {
   requiredHint: 'Los campos marcados con * son obligatorios.',
   lockedHint: 'Ya proporcionado; no se puede cambiar aquí.',
   fieldRequired: '{field} es obligatorio.',
-  fieldInvalid: '{field}: {reason}',
+  fieldInvalid: '{field}: {reason}.',
+  reasonPastDate: 'introduzca una fecha válida que no sea futura',
+  reasonDate: 'introduzca una fecha válida',
+  reasonCountry: 'elija un país de la lista',
+  reasonEmail: 'introduzca una dirección de correo electrónico válida',
+  reasonTooLong: 'el valor es demasiado largo',
+  reasonInvalid: 'este valor no se acepta',
+  errorStepSent: 'Este paso ya se ha enviado.',
+  errorStepMissing: 'Complete primero este paso: {step}.',
   errorGeneric: 'Algo salió mal. Inténtelo de nuevo.',
   errorNetwork: 'No se pudo contactar con el servidor. Compruebe su conexión e inténtelo de nuevo.',
   errorLocked: 'Estos datos ya se proporcionaron y no se pueden cambiar: {fields}.',
@@ -426,7 +474,7 @@ const es: Messages = {
   cameraPreview: 'Vista de la cámara',
   recordedClip: 'Vídeo grabado',
   companyDocsRequired: 'Documentos necesarios: {list}.',
-  companyDocsMin: 'Al menos {n} documento(s).',
+  companyDocsMin: { one: 'Al menos {count} documento.', other: 'Al menos {count} documentos.' },
   companyDocType: 'Documento',
   addDocument: 'Añadir documento',
   yes: 'Sí',
@@ -460,7 +508,12 @@ const ru: Messages = {
   stepOf: 'Шаг {n} из {m}',
   welcomeTitle: 'Подтвердите свою личность',
   welcomeCompanyTitle: 'Подтвердите данные компании',
-  welcomeBody: 'Мы проведём вас через {count} коротких шагов. Подготовьте документы.',
+  welcomeBody: {
+    one: 'Мы проведём вас через {count} короткий шаг. Подготовьте документы.',
+    few: 'Мы проведём вас через {count} коротких шага. Подготовьте документы.',
+    many: 'Мы проведём вас через {count} коротких шагов. Подготовьте документы.',
+    other: 'Мы проведём вас через {count} короткого шага. Подготовьте документы.',
+  },
   welcomePrivacy: 'Ваши данные передаются в зашифрованном виде и используются только для этой проверки.',
   start: 'Начать',
   continue: 'Далее',
@@ -470,7 +523,15 @@ const ru: Messages = {
   requiredHint: 'Поля, отмеченные *, обязательны.',
   lockedHint: 'Уже указано; здесь изменить нельзя.',
   fieldRequired: 'Поле «{field}» обязательно.',
-  fieldInvalid: '{field}: {reason}',
+  fieldInvalid: '{field}: {reason}.',
+  reasonPastDate: 'укажите настоящую дату, не позднее сегодняшней',
+  reasonDate: 'укажите настоящую дату',
+  reasonCountry: 'выберите страну из списка',
+  reasonEmail: 'укажите действительный адрес электронной почты',
+  reasonTooLong: 'слишком длинное значение',
+  reasonInvalid: 'это значение не принимается',
+  errorStepSent: 'Этот шаг уже отправлен.',
+  errorStepMissing: 'Сначала завершите этот шаг: {step}.',
   errorGeneric: 'Что-то пошло не так. Попробуйте ещё раз.',
   errorNetwork: 'Сервер недоступен. Проверьте подключение и попробуйте ещё раз.',
   errorLocked: 'Эти данные уже указаны и не могут быть изменены: {fields}.',
@@ -537,7 +598,12 @@ const ru: Messages = {
   cameraPreview: 'Изображение с камеры',
   recordedClip: 'Записанное видео',
   companyDocsRequired: 'Необходимые документы: {list}.',
-  companyDocsMin: 'Не менее {n} документ(ов).',
+  companyDocsMin: {
+    one: 'Не менее {count} документа.',
+    few: 'Не менее {count} документов.',
+    many: 'Не менее {count} документов.',
+    other: 'Не менее {count} документа.',
+  },
   companyDocType: 'Документ',
   addDocument: 'Добавить документ',
   yes: 'Да',
@@ -582,12 +648,20 @@ export function pickLanguage(pinned: string | null | undefined, browser: readonl
 export type Translate = (key: MessageKey, vars?: Record<string, string | number>) => string;
 
 export function translator(lang: Lang): Translate {
-  const messages = LANGUAGES[lang];
-  return (key, vars) =>
-    (messages[key] ?? en[key]).replace(/\{(\w+)\}/g, (_, name: string) =>
-      String(vars?.[name] ?? `{${name}}`),
-    );
+  const messages: Messages = LANGUAGES[lang];
+  const plural = new Intl.PluralRules(lang);
+  return (key, vars) => {
+    const message: string | Plural = messages[key] ?? en[key];
+    const text =
+      typeof message === 'string'
+        ? message
+        : (message[plural.select(Number(vars?.count ?? 0))] ?? message.other);
+    return text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars?.[name] ?? `{${name}}`));
+  };
 }
+
+/** Whether the page has a message of that name (a key built from data: `step_${kind}`). */
+export const hasMessage = (key: string): key is MessageKey => key in en;
 
 /** A label for a level key: the translated one, else the key made readable. */
 export function fieldLabel(t: Translate, key: string): string {

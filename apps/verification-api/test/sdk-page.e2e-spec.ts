@@ -452,6 +452,67 @@ describe('hosted page', () => {
     await context.close();
   });
 
+  it("a value the server refuses is named in the page's language, its field marked invalid and focused; a 409 is translated", async () => {
+    const { url, enrollmentId } = await link('WEB_FORMS', { lang: 'de' }, { firstName: 'Ada' });
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    await page.getByRole('button', { name: 'Los geht’s' }).click();
+    await page.getByText('Schritt 1 von 2').waitFor();
+    const alert = page.locator('#screen-error');
+    const invalid = (key: string) => page.locator(`#field-${key}`).getAttribute('aria-invalid');
+    await page.getByLabel('Nachname').fill('Lovelace');
+    await page.getByLabel('Staatsangehörigkeit').selectOption('GB');
+    await page.getByLabel('Geburtsdatum').fill('2999-01-01');
+    await page.getByRole('button', { name: 'Weiter' }).click();
+    await alert.getByText('Geburtsdatum:').waitFor();
+    await expect(alert.textContent()).resolves.toBe(
+      'Geburtsdatum: Geben Sie ein gültiges Datum ein, das nicht in der Zukunft liegt.',
+    );
+    await expect(invalid('dateOfBirth')).resolves.toBe('true');
+    await expect(page.locator('#field-dateOfBirth').getAttribute('aria-describedby')).resolves.toBe(
+      'screen-error',
+    );
+    await expect(activeId(page)).resolves.toBe('field-dateOfBirth');
+    await shot(page, '18-server-error-de');
+
+    await page.getByLabel('Geburtsdatum').fill('1815-12-10');
+    await page.getByLabel('E-Mail').fill('ada@example');
+    await page.getByRole('button', { name: 'Weiter' }).click();
+    await alert.getByText('E-Mail:').waitFor();
+    await expect(alert.textContent()).resolves.toBe('E-Mail: Geben Sie eine gültige E-Mail-Adresse ein.');
+    await expect(invalid('email')).resolves.toBe('true');
+    await expect(invalid('dateOfBirth')).resolves.toBe('false');
+    await expect(activeId(page)).resolves.toBe('field-email');
+
+    // Submitted meanwhile (another tab): the 409 in German, no field marked.
+    await h.sql("UPDATE enrollments SET status = 'submitted' WHERE id = $1", [enrollmentId]);
+    await page.getByLabel('E-Mail').fill('ada@example.test');
+    await page.getByRole('button', { name: 'Weiter' }).click();
+    await alert.getByText('Diese Prüfung wurde bereits abgeschickt.').waitFor();
+    await expect(invalid('email')).resolves.toBe('false');
+    await context.close();
+  });
+
+  it('the welcome text counts its steps with the plural forms of the language', async () => {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const one = await link('WEB_KYB_MIN', {}, { type: 'company', companyName: 'One Step Ltd' });
+    const single = await open(context, one.url);
+    await single.page
+      .getByText('We will guide you through 1 short step. Have your documents at hand.')
+      .waitFor();
+    const russian = await link('WEB_FORMS', { lang: 'ru' });
+    const few = await open(context, russian.url);
+    await few.page.getByText('Мы проведём вас через 2 коротких шага. Подготовьте документы.').waitFor();
+    const german = await link(
+      'WEB_KYB_MIN',
+      { lang: 'de' },
+      { type: 'company', companyName: 'Ein Schritt GmbH' },
+    );
+    const de = await open(context, german.url);
+    await de.page.getByText('Wir führen Sie durch 1 kurzen Schritt.', { exact: false }).waitFor();
+    await context.close();
+  });
+
   it("without a pinned lang the browser's language wins (else English); system theme follows the OS", async () => {
     const { url } = await link('WEB_FORMS');
     const context = await browser.newContext({ locale: 'ru-RU', colorScheme: 'dark' });
