@@ -12,6 +12,7 @@ import {
   submitStep,
 } from './api';
 import { IMAGE_TYPES, LivenessCapture, PDF_TYPES, UploadSlot } from './capture';
+import { LockedFieldsError, type ScreenError, screenError } from './errors';
 import { ErrorMessage, FieldsForm, QuestionnaireForm, readable } from './forms';
 import {
   LANGUAGE_NAMES,
@@ -22,6 +23,8 @@ import {
   type Translate,
   translator,
 } from './i18n';
+import { landingFor } from './landing';
+import { withSavedAnswers, withSavedValues } from './session-state';
 import { applyTheme, type ThemeChoice } from './theme';
 
 /** Steps the page shows a screen for: required ones that take input (the screenings run on the server). */
@@ -39,6 +42,7 @@ type Phase =
   | { name: 'step'; index: number }
   | { name: 'final' }
   | { name: 'rejected' }
+  | { name: 'retry' }
   | { name: 'redirecting' };
 
 const shortCodeFromPath = () => location.pathname.split('/').filter(Boolean)[1] ?? '';
@@ -49,6 +53,8 @@ export function App() {
   const [theme, setTheme] = useState<ThemeChoice>('system');
   const [phase, setPhase] = useState<Phase>({ name: 'loading' });
   const [session, setSession] = useState<Session>();
+  /** The uploads stored on this page, per step kind: a step screen shown again (Back) still has them. */
+  const [uploads, setUploads] = useState<Record<string, Uploads>>({});
   const t = useMemo(() => translator(lang), [lang]);
 
   useEffect(() => applyTheme(theme), [theme]);
@@ -89,8 +95,11 @@ export function App() {
         if (p.theme) setTheme(p.theme);
         const s = await getSession();
         setSession(s);
-        if (s.review.reviewAnswer === 'RED' && s.review.reviewRejectType === 'FINAL') finish('error', s);
-        else if (s.enrollmentStatus !== 'open') finish('success', s);
+        const landing = landingFor(s);
+        if (landing === 'success') finish('success', s);
+        else if (landing === 'rejected') finish('error', s);
+        else if (landing === 'retry') setPhase({ name: 'retry' });
+        else if (landing === 'expired') setPhase({ name: 'expired' });
         else setPhase({ name: 'welcome' });
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) setPhase({ name: 'notFound' });
@@ -133,16 +142,16 @@ export function App() {
       break;
     case 'notFound':
       title = t('notFoundTitle');
-      body = <Message title={title} text={t('notFoundBody')} kind="error" />;
+      body = <Message screen={phase.name} title={title} text={t('notFoundBody')} kind="error" />;
       break;
     case 'expired':
       title = t('expiredTitle');
-      body = <Message title={title} text={t('expiredBody')} kind="error" />;
+      body = <Message screen={phase.name} title={title} text={t('expiredBody')} kind="error" />;
       break;
     case 'error':
       title = t('errorTitle');
       body = (
-        <Message title={title} text={t('errorGeneric')} kind="error">
+        <Message screen={phase.name} title={title} text={t('errorGeneric')} kind="error">
           <button type="button" onClick={() => location.reload()}>
             {t('retry')}
           </button>
@@ -151,11 +160,15 @@ export function App() {
       break;
     case 'rejected':
       title = t('rejectedTitle');
-      body = <Message title={title} text={t('rejectedBody')} kind="error" />;
+      body = <Message screen={phase.name} title={title} text={t('rejectedBody')} kind="error" />;
+      break;
+    case 'retry':
+      title = t('retryTitle');
+      body = <Message screen={phase.name} title={title} text={t('retryBody')} kind="info" />;
       break;
     case 'final':
       title = t('finalTitle');
-      body = <Message title={title} text={t('finalBody')} kind="success" />;
+      body = <Message screen={phase.name} title={title} text={t('finalBody')} kind="success" />;
       break;
     case 'redirecting':
       title = t('redirecting');
@@ -165,7 +178,7 @@ export function App() {
       title = session?.applicantType === 'company' ? t('welcomeCompanyTitle') : t('welcomeTitle');
       const first = screens.findIndex((s) => !DONE_STATES.has(s.reviewStatus));
       body = (
-        <Screen title={title}>
+        <Screen screen="welcome" title={title}>
           <p>{t('welcomeBody', { count: screens.length })}</p>
           <ol class="overview">
             {screens.map((s) => (
@@ -193,7 +206,11 @@ export function App() {
       const step = screens[phase.index];
       title = t(`step_${step.kind}` as MessageKey);
       body = (
-        <Screen title={title} progress={{ n: phase.index + 1, m: screens.length, t }}>
+        <Screen
+          screen={`step-${phase.index}`}
+          title={title}
+          progress={{ n: phase.index + 1, m: screens.length, t }}
+        >
           <StepScreen
             key={step.kind}
             t={t}
@@ -202,6 +219,9 @@ export function App() {
             session={session!}
             last={phase.index === screens.length - 1}
             done={DONE_STATES.has(step.reviewStatus)}
+            uploads={uploads[step.kind] ?? {}}
+            onUploads={(update) => setUploads((u) => ({ ...u, [step.kind]: update(u[step.kind] ?? {}) }))}
+            onSaved={(update) => setSession((s) => s && update(s))}
             onDone={() => {
               markDone(step.kind);
               return next(phase.index);
@@ -262,18 +282,24 @@ export function App() {
   );
 }
 
-/** A screen: its heading takes the focus when it appears, so keyboard and screen-reader users start there. */
+/**
+ * A screen: its heading takes the focus when the screen changes (`screen`: the phase, or the step's index), so
+ * keyboard and screen-reader users start there. Not when only its text changes: switching the language keeps
+ * the focus on the language switch.
+ */
 function Screen({
+  screen,
   title,
   progress,
   children,
 }: {
+  screen: string;
   title: string;
   progress?: { n: number; m: number; t: Translate };
   children: ComponentChildren;
 }) {
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [title]);
+  useEffect(() => heading.current?.focus(), [screen]);
   return (
     <section class="screen" aria-labelledby="screen-title">
       {progress ? (
@@ -290,22 +316,26 @@ function Screen({
   );
 }
 
+const ICONS = { error: '!', success: '✓', info: 'i' } as const;
+
 function Message({
+  screen,
   title,
   text,
   kind,
   children,
 }: {
+  screen: string;
   title: string;
   text: string;
-  kind: 'error' | 'success';
+  kind: 'error' | 'success' | 'info';
   children?: ComponentChildren;
 }) {
   return (
-    <Screen title={title}>
+    <Screen screen={screen} title={title}>
       <div class={`message ${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
         <span class="icon" aria-hidden="true">
-          {kind === 'error' ? '!' : '✓'}
+          {ICONS[kind]}
         </span>
         <p>{text}</p>
       </div>
@@ -313,6 +343,9 @@ function Message({
     </Screen>
   );
 }
+
+/** A step's stored uploads, by the key its screen names them (slot, or document type for company documents). */
+type Uploads = Record<string, Resource>;
 
 interface StepProps {
   t: Translate;
@@ -322,16 +355,22 @@ interface StepProps {
   last: boolean;
   /** Already submitted (the user came back): the stored uploads count, nothing needs adding again. */
   done: boolean;
+  uploads: Uploads;
+  onUploads: (update: (uploads: Uploads) => Uploads) => void;
+  /** Merges what a save answered into the page's session, so a screen shown again starts from it. */
+  onSaved: (update: (session: Session) => Session) => void;
   onDone: () => Promise<void>;
   onFatal: (error: unknown) => void;
 }
 
 /** One step's screen: collects its data, then submits the step (409 names what is missing). */
-function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: StepProps) {
+function StepScreen(props: StepProps) {
+  const { t, lang, kind, session, last, done, uploads, onUploads, onSaved, onDone, onFatal } = props;
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
-  const [uploads, setUploads] = useState<Record<string, Resource>>({});
-  const [documentType, setDocumentType] = useState<string>('passport');
+  const [error, setError] = useState<ScreenError>();
+  const [documentType, setDocumentType] = useState<string>(
+    () => DOCUMENT_TYPES.find((type) => type === uploads.document_front?.documentType) ?? 'passport',
+  );
   const label = last ? t('submit') : t('continue');
 
   const run = async (work: () => Promise<void>) => {
@@ -344,10 +383,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
       await onDone();
     } catch (e) {
       if (e instanceof ApiError && e.status === 401) onFatal(e);
-      else if (e instanceof ApiError && e.status === 0) setError(t('errorNetwork'));
-      else if (e instanceof ApiError && (e.status === 409 || e.status === 400)) setError(e.message);
-      else if (e instanceof Error && e.message.startsWith('locked:')) setError(e.message.slice(7));
-      else setError(t('errorGeneric'));
+      else setError(screenError(t, e, session.questionnaire?.questionnaire.questions));
     } finally {
       setBusy(false);
     }
@@ -356,21 +392,21 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
   const saveFields = (values: Record<string, string | null>) =>
     run(async () => {
       const result = await savePersonalInfo(values);
-      if (result.lockedFields.length > 0)
-        throw new Error(`locked:${t('errorLocked', { fields: result.lockedFields.join(', ') })}`);
+      onSaved((s) => withSavedValues(s, result.values));
+      if (result.lockedFields.length > 0) throw new LockedFieldsError(result.lockedFields);
     });
 
-  const uploaded = (key: string) => (r: Resource) => setUploads((u) => ({ ...u, [key]: r }));
+  const uploaded = (key: string) => (r: Resource) => onUploads((u) => ({ ...u, [key]: r }));
   const needs = (keys: string[]) => keys.find((k) => !uploads[k]);
   const continueUploads = (keys: string[], names: Record<string, string>) => (event: Event) => {
     event.preventDefault();
     const missing = done ? undefined : needs(keys);
-    if (missing) setError(t('missingItem', { item: names[missing] }));
+    if (missing) setError({ message: t('missingItem', { item: names[missing] }) });
     else void run(async () => undefined);
   };
   const actions = (
     <>
-      <ErrorMessage message={error} />
+      <ErrorMessage message={error?.message} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? t('sending') : label}
@@ -426,7 +462,12 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
             busy={busy}
             error={error}
             submitLabel={label}
-            onSubmit={(answers) => run(async () => void (await saveAnswers(answers)))}
+            onSubmit={(answers) =>
+              run(async () => {
+                const saved = await saveAnswers(answers);
+                onSaved((s) => withSavedAnswers(s, saved));
+              })
+            }
           />
         </>
       );
@@ -453,7 +494,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
                     checked={documentType === type}
                     onChange={() => {
                       setDocumentType(type);
-                      setUploads({});
+                      onUploads(() => ({}));
                     }}
                   />
                   {t(`doc_${type}` as MessageKey)}
@@ -472,6 +513,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
             fields={{ documentType, side: 'front' }}
             uploaded={uploads.document_front}
             onUploaded={uploaded('document_front')}
+            onFatal={onFatal}
           />
           {twoSided ? (
             <UploadSlot
@@ -485,6 +527,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
               fields={{ documentType, side: 'back' }}
               uploaded={uploads.document_back}
               onUploaded={uploaded('document_back')}
+              onFatal={onFatal}
             />
           ) : null}
           {actions}
@@ -504,6 +547,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
             capture="user"
             uploaded={uploads.selfie}
             onUploaded={uploaded('selfie')}
+            onFatal={onFatal}
           />
           {actions}
         </form>
@@ -515,7 +559,12 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
           noValidate
         >
           <p>{t('intro_liveness')}</p>
-          <LivenessCapture t={t} uploaded={uploads.liveness_video} onUploaded={uploaded('liveness_video')} />
+          <LivenessCapture
+            t={t}
+            uploaded={uploads.liveness_video}
+            onUploaded={uploaded('liveness_video')}
+            onFatal={onFatal}
+          />
           {actions}
         </form>
       );
@@ -533,6 +582,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
             fields={{ documentType: 'proof_of_address' }}
             uploaded={uploads.poa}
             onUploaded={uploaded('poa')}
+            onFatal={onFatal}
           />
           {actions}
         </form>
@@ -570,6 +620,7 @@ function StepScreen({ t, lang, kind, session, last, done, onDone, onFatal }: Ste
               fields={{ documentType: d }}
               uploaded={uploads[d]}
               onUploaded={uploaded(d)}
+              onFatal={onFatal}
             />
           ))}
           {actions}

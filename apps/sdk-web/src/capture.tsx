@@ -27,15 +27,23 @@ const sizeName = (bytes: number) => `${Math.round(bytes / MB)} MB`;
 const limitFor = (type: string) =>
   type.startsWith('video/') ? LIMITS.video : type === 'application/pdf' ? LIMITS.pdf : LIMITS.image;
 
-/** An error the user can act on, from the upload answer or the network. */
+/** An error the user can act on, from the upload answer or the network (a 401 goes to onFatal instead). */
 export function uploadError(t: Translate, error: unknown, types: string[], limit: number): string {
   if (error instanceof ApiError) {
     if (error.status === 415) return t('fileTypeRefused', { types: typeNames(types) });
     if (error.status === 413) return t('fileTooLarge', { size: sizeName(limit) });
+    if (error.status === 409) return t('errorAlreadySubmitted');
     if (error.status === 0) return t('errorNetwork');
   }
   return t('uploadFailed');
 }
+
+/** The session ended (expired, replaced): the page's fatal path (the expired screen or errorUrl). */
+const sessionEnded = (error: unknown) => error instanceof ApiError && error.status === 401;
+
+type PreviewKind = 'image' | 'pdf' | 'video';
+const previewKind = (type: string): PreviewKind =>
+  type.startsWith('image/') ? 'image' : type.startsWith('video/') ? 'video' : 'pdf';
 
 interface UploadSlotProps {
   t: Translate;
@@ -48,12 +56,15 @@ interface UploadSlotProps {
   capture?: 'environment' | 'user';
   uploaded?: Resource;
   onUploaded: (resource: Resource) => void;
+  /** A 401 during the upload: the session is over. */
+  onFatal: (error: unknown) => void;
   disabled?: boolean;
 }
 
 /**
  * One capture: "Take a photo" (the device camera where it has one, through `capture`) or "Choose a file",
- * a preview of what was picked, a refusal of a wrong type or size before anything is sent, then the upload.
+ * a refusal of a wrong type or size before anything is sent, then the upload and, once it is stored, a preview
+ * of it. A file the server refuses never shows: the preview (and status) stay those of the stored upload.
  */
 export function UploadSlot({
   t,
@@ -65,9 +76,10 @@ export function UploadSlot({
   capture,
   uploaded,
   onUploaded,
+  onFatal,
   disabled,
 }: UploadSlotProps) {
-  const [preview, setPreview] = useState<{ url: string; kind: 'image' | 'pdf' | 'video'; name: string }>();
+  const [preview, setPreview] = useState<{ url: string; kind: PreviewKind; name: string }>();
   const [state, setState] = useState<'idle' | 'uploading' | 'done'>(uploaded ? 'done' : 'idle');
   const [error, setError] = useState<string>();
   useEffect(() => () => preview && URL.revokeObjectURL(preview.url), [preview]);
@@ -88,17 +100,15 @@ export function UploadSlot({
       return;
     }
     setError(undefined);
-    setPreview({
-      url: URL.createObjectURL(file),
-      kind: type.startsWith('image/') ? 'image' : type.startsWith('video/') ? 'video' : 'pdf',
-      name: file.name,
-    });
     setState('uploading');
     try {
-      onUploaded(await upload(slot, file, fields));
+      const resource = await upload(slot, file, fields);
+      setPreview({ url: URL.createObjectURL(file), kind: previewKind(type), name: file.name });
       setState('done');
+      onUploaded(resource);
     } catch (e) {
-      setState('idle');
+      if (sessionEnded(e)) return onFatal(e);
+      setState(uploaded ? 'done' : 'idle');
       setError(uploadError(t, e, types, limit));
     }
   };
@@ -167,10 +177,12 @@ export function LivenessCapture({
   t,
   uploaded,
   onUploaded,
+  onFatal,
 }: {
   t: Translate;
   uploaded?: Resource;
   onUploaded: (r: Resource) => void;
+  onFatal: (error: unknown) => void;
 }) {
   const canRecord =
     typeof window.MediaRecorder === 'function' && typeof navigator.mediaDevices?.getUserMedia === 'function';
@@ -206,14 +218,17 @@ export function LivenessCapture({
     recorder.ondataavailable = (e) => e.data.size > 0 && chunks.push(e.data);
     recorder.onstop = async () => {
       const blob = new Blob(chunks, { type: (recorder.mimeType || 'video/webm').split(';')[0] });
-      setClip(URL.createObjectURL(blob));
       setState('uploading');
+      setError(undefined);
       try {
         const ext = blob.type === 'video/mp4' ? 'mp4' : 'webm';
-        onUploaded(await upload('liveness_video', blob, { source: 'liveness' }, `liveness.${ext}`));
+        const resource = await upload('liveness_video', blob, { source: 'liveness' }, `liveness.${ext}`);
+        setClip(URL.createObjectURL(blob));
         setState('done');
+        onUploaded(resource);
       } catch (e) {
-        setState('idle');
+        if (sessionEnded(e)) return onFatal(e);
+        setState(uploaded ? 'done' : 'idle');
         setError(uploadError(t, e, VIDEO_TYPES, LIMITS.video));
       }
     };
@@ -244,6 +259,7 @@ export function LivenessCapture({
           fields={{ source: 'liveness' }}
           uploaded={uploaded}
           onUploaded={onUploaded}
+          onFatal={onFatal}
         />
       </>
     );

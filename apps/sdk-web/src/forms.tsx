@@ -1,7 +1,9 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FieldSet, Question } from './api';
+import type { ScreenError } from './errors';
 import { COUNTRY_KEYS, countryOptions } from './countries';
 import { fieldLabel, type Translate } from './i18n';
+import { changedFields } from './session-state';
 
 const INPUT_TYPES: Record<string, string> = {
   dateOfBirth: 'date',
@@ -65,7 +67,8 @@ interface FieldsFormProps {
   fields: FieldSet;
   legalForms?: string[];
   busy: boolean;
-  error?: string;
+  /** The server's refusal; the field it names is marked invalid and focused. */
+  error?: ScreenError;
   submitLabel: string;
   onSubmit: (values: Record<string, string | null>) => void;
 }
@@ -90,6 +93,9 @@ export function FieldsForm({
   const form = useRef<HTMLFormElement>(null);
   const locked = new Set(fields.locked);
   const required = new Set(fields.required);
+  // The field in error: the one the page's own check named, else the one the server's answer names.
+  const marked = localError ? invalid : error?.field;
+  useFocusOn(error, `field-${error?.field}`);
 
   const submit = (event: Event) => {
     event.preventDefault();
@@ -104,9 +110,8 @@ export function FieldsForm({
     }
     setInvalid(undefined);
     setLocalError(undefined);
-    const out: Record<string, string | null> = {};
-    for (const key of fields.enabled) if (!locked.has(key)) out[key] = values[key]?.trim() || null;
-    onSubmit(out);
+    const editable = fields.enabled.filter((key) => !locked.has(key));
+    onSubmit(changedFields(fields.values, values, editable));
   };
 
   const input = (key: string) => {
@@ -116,9 +121,9 @@ export function FieldsForm({
       disabled: locked.has(key) || busy,
       required: required.has(key) && !locked.has(key),
       'aria-required': required.has(key),
-      'aria-invalid': invalid === key,
+      'aria-invalid': marked === key,
       'aria-describedby':
-        [locked.has(key) ? `hint-${key}` : '', invalid === key ? 'screen-error' : '']
+        [locked.has(key) ? `hint-${key}` : '', marked === key ? 'screen-error' : '']
           .filter(Boolean)
           .join(' ') || undefined,
       value: values[key] ?? '',
@@ -182,7 +187,7 @@ export function FieldsForm({
           ) : null}
         </div>
       ))}
-      <ErrorMessage message={localError ?? error} />
+      <ErrorMessage message={localError ?? error?.message} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? t('sending') : submitLabel}
@@ -197,7 +202,8 @@ interface QuestionnaireFormProps {
   questions: Question[];
   answers: Record<string, unknown>;
   busy: boolean;
-  error?: string;
+  /** The server's refusal; the question it names is marked invalid and focused. */
+  error?: ScreenError;
   submitLabel: string;
   onSubmit: (answers: Record<string, unknown>) => void;
 }
@@ -213,7 +219,10 @@ export function QuestionnaireForm({
   onSubmit,
 }: QuestionnaireFormProps) {
   const [values, setValues] = useState<Record<string, unknown>>({ ...answers });
+  const [invalid, setInvalid] = useState<string | undefined>();
   const [localError, setLocalError] = useState<string | undefined>();
+  const marked = localError ? invalid : error?.field;
+  useFocusOn(error, `q-${error?.field}`);
   const set = (id: string, value: unknown) => setValues({ ...values, [id]: value });
   const empty = (v: unknown) =>
     v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0);
@@ -222,26 +231,35 @@ export function QuestionnaireForm({
     event.preventDefault();
     const missing = questions.find((q) => q.required && empty(values[q.id]));
     if (missing) {
+      setInvalid(missing.id);
       setLocalError(t('fieldRequired', { field: missing.text }));
       document.getElementById(`q-${missing.id}`)?.focus();
       return;
     }
+    setInvalid(undefined);
     setLocalError(undefined);
+    // Only what differs from the stored answers: an untouched blank never clears an answer stored meanwhile.
     const out: Record<string, unknown> = {};
     for (const q of questions) {
       const v = values[q.id];
-      out[q.id] = empty(v) ? null : q.type === 'number' ? Number(v) : v;
+      const value = empty(v) ? null : q.type === 'number' ? Number(v) : v;
+      if (JSON.stringify(value) !== JSON.stringify(answers[q.id] ?? null)) out[q.id] = value;
     }
     onSubmit(out);
   };
 
   const control = (q: Question) => {
     const value = values[q.id];
+    const state = {
+      'aria-invalid': marked === q.id,
+      'aria-describedby': marked === q.id ? 'screen-error' : undefined,
+    };
     switch (q.type) {
       case 'select':
         return (
           <select
             id={`q-${q.id}`}
+            {...state}
             required={q.required}
             value={(value as string) ?? ''}
             disabled={busy}
@@ -264,6 +282,7 @@ export function QuestionnaireForm({
                 <input
                   type="checkbox"
                   id={i === 0 ? `q-${q.id}` : undefined}
+                  {...(i === 0 ? state : {})}
                   checked={chosen.includes(o)}
                   disabled={busy}
                   onChange={(e) =>
@@ -290,6 +309,7 @@ export function QuestionnaireForm({
                   type="radio"
                   name={`q-${q.id}`}
                   id={i === 0 ? `q-${q.id}` : undefined}
+                  {...(i === 0 ? state : {})}
                   checked={value === b}
                   disabled={busy}
                   onChange={() => set(q.id, b)}
@@ -303,6 +323,7 @@ export function QuestionnaireForm({
         return (
           <input
             id={`q-${q.id}`}
+            {...state}
             type={q.type === 'date' ? 'date' : q.type === 'number' ? 'number' : 'text'}
             required={q.required}
             aria-required={q.required}
@@ -341,7 +362,7 @@ export function QuestionnaireForm({
           </div>
         );
       })}
-      <ErrorMessage message={localError ?? error} />
+      <ErrorMessage message={localError ?? error?.message} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy}>
           {busy ? t('sending') : submitLabel}
@@ -349,4 +370,11 @@ export function QuestionnaireForm({
       </div>
     </form>
   );
+}
+
+/** Moves the focus to the control a new server error names (by element id), once the form is enabled again. */
+function useFocusOn(error: ScreenError | undefined, id: string) {
+  useEffect(() => {
+    if (error?.field) document.getElementById(id)?.focus();
+  }, [error]);
 }

@@ -10,7 +10,10 @@ const en = {
   stepOf: 'Step {n} of {m}',
   welcomeTitle: 'Verify your identity',
   welcomeCompanyTitle: 'Verify your company',
-  welcomeBody: 'We will guide you through {count} short steps. Have your documents at hand.',
+  welcomeBody: {
+    one: 'We will guide you through {count} short step. Have your documents at hand.',
+    other: 'We will guide you through {count} short steps. Have your documents at hand.',
+  },
   welcomePrivacy: 'Your data is sent over an encrypted connection and used only for this verification.',
   start: 'Start',
   continue: 'Continue',
@@ -20,7 +23,15 @@ const en = {
   requiredHint: 'Fields marked * are required.',
   lockedHint: 'Already provided; it cannot be changed here.',
   fieldRequired: '{field} is required.',
-  fieldInvalid: '{field}: {reason}',
+  fieldInvalid: '{field}: {reason}.',
+  reasonPastDate: 'enter a real date that is not in the future',
+  reasonDate: 'enter a real date',
+  reasonCountry: 'choose a country from the list',
+  reasonEmail: 'enter a valid email address',
+  reasonTooLong: 'this is too long',
+  reasonInvalid: 'this value is not accepted',
+  errorStepSent: 'This step was already sent.',
+  errorStepMissing: 'Please complete this step first: {step}.',
   errorGeneric: 'Something went wrong. Please try again.',
   errorNetwork: 'We could not reach the server. Check your connection and try again.',
   errorLocked: 'These values are already provided and cannot be changed: {fields}.',
@@ -74,6 +85,7 @@ const en = {
   previewOf: 'Preview: {name}',
   fileTypeRefused: 'This file type is not accepted. Please use {types}.',
   fileTooLarge: 'This file is too large. The limit is {size}.',
+  errorAlreadySubmitted: 'This verification was already submitted.',
   uploadFailed: 'The upload failed. Please try again.',
   missingItem: 'Please add: {item}.',
   takeSelfie: 'Take a selfie',
@@ -86,7 +98,7 @@ const en = {
   cameraPreview: 'Camera preview',
   recordedClip: 'Recorded video',
   companyDocsRequired: 'Required documents: {list}.',
-  companyDocsMin: 'At least {n} document(s).',
+  companyDocsMin: { one: 'At least {count} document.', other: 'At least {count} documents.' },
   companyDocType: 'Document',
   addDocument: 'Add document',
   yes: 'Yes',
@@ -94,6 +106,9 @@ const en = {
   finalTitle: 'Thank you!',
   finalBody: 'Your information was submitted. The service that sent you here will let you know the result.',
   redirecting: 'Taking you back…',
+  retryTitle: 'Your verification needs another try',
+  retryBody:
+    'We could not verify you with the information sent. The service that sent you here will send you a new link to try again.',
   rejectedTitle: 'Verification not possible',
   rejectedBody: 'We could not complete your verification. Please contact the service that sent you here.',
   expiredTitle: 'This link has expired',
@@ -105,8 +120,12 @@ const en = {
   stepDone: 'Done',
 };
 
+/** A message with plural forms: Intl.PluralRules picks one for the `count` it is given (`other` is required). */
+type Plural = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+
 export type MessageKey = keyof typeof en;
-type Messages = Record<MessageKey, string>;
+/** Every language defines the same keys, plural ones (an object in `en`) with plural forms. */
+type Messages = { [K in MessageKey]: (typeof en)[K] extends string ? string : Plural };
 
 const de: Messages = {
   appTitle: 'Identitätsprüfung',
@@ -119,7 +138,10 @@ const de: Messages = {
   stepOf: 'Schritt {n} von {m}',
   welcomeTitle: 'Bestätigen Sie Ihre Identität',
   welcomeCompanyTitle: 'Bestätigen Sie Ihr Unternehmen',
-  welcomeBody: 'Wir führen Sie durch {count} kurze Schritte. Halten Sie Ihre Dokumente bereit.',
+  welcomeBody: {
+    one: 'Wir führen Sie durch {count} kurzen Schritt. Halten Sie Ihre Dokumente bereit.',
+    other: 'Wir führen Sie durch {count} kurze Schritte. Halten Sie Ihre Dokumente bereit.',
+  },
   welcomePrivacy: 'Ihre Daten werden verschlüsselt übertragen und nur für diese Prüfung verwendet.',
   start: 'Los geht’s',
   continue: 'Weiter',
@@ -129,7 +151,15 @@ const de: Messages = {
   requiredHint: 'Mit * markierte Felder sind Pflichtfelder.',
   lockedHint: 'Bereits angegeben; kann hier nicht geändert werden.',
   fieldRequired: '{field} ist erforderlich.',
-  fieldInvalid: '{field}: {reason}',
+  fieldInvalid: '{field}: {reason}.',
+  reasonPastDate: 'Geben Sie ein gültiges Datum ein, das nicht in der Zukunft liegt',
+  reasonDate: 'Geben Sie ein gültiges Datum ein',
+  reasonCountry: 'Wählen Sie ein Land aus der Liste',
+  reasonEmail: 'Geben Sie eine gültige E-Mail-Adresse ein',
+  reasonTooLong: 'Die Angabe ist zu lang',
+  reasonInvalid: 'Dieser Wert wird nicht akzeptiert',
+  errorStepSent: 'Dieser Schritt wurde bereits gesendet.',
+  errorStepMissing: 'Bitte schließen Sie zuerst diesen Schritt ab: {step}.',
   errorGeneric: 'Etwas ist schiefgelaufen. Bitte versuchen Sie es erneut.',
   errorNetwork: 'Der Server ist nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.',
   errorLocked: 'Diese Angaben liegen bereits vor und können nicht geändert werden: {fields}.',
@@ -183,6 +213,7 @@ const de: Messages = {
   previewOf: 'Vorschau: {name}',
   fileTypeRefused: 'Dieser Dateityp wird nicht akzeptiert. Bitte verwenden Sie {types}.',
   fileTooLarge: 'Diese Datei ist zu groß. Die Grenze liegt bei {size}.',
+  errorAlreadySubmitted: 'Diese Prüfung wurde bereits abgeschickt.',
   uploadFailed: 'Das Hochladen ist fehlgeschlagen. Bitte versuchen Sie es erneut.',
   missingItem: 'Bitte ergänzen Sie: {item}.',
   takeSelfie: 'Selfie aufnehmen',
@@ -196,7 +227,7 @@ const de: Messages = {
   cameraPreview: 'Kameravorschau',
   recordedClip: 'Aufgenommenes Video',
   companyDocsRequired: 'Erforderliche Dokumente: {list}.',
-  companyDocsMin: 'Mindestens {n} Dokument(e).',
+  companyDocsMin: { one: 'Mindestens {count} Dokument.', other: 'Mindestens {count} Dokumente.' },
   companyDocType: 'Dokument',
   addDocument: 'Dokument hinzufügen',
   yes: 'Ja',
@@ -205,6 +236,9 @@ const de: Messages = {
   finalBody:
     'Ihre Angaben wurden übermittelt. Der Dienst, der Sie hierher geschickt hat, informiert Sie über das Ergebnis.',
   redirecting: 'Sie werden zurückgeleitet…',
+  retryTitle: 'Ihre Prüfung muss wiederholt werden',
+  retryBody:
+    'Mit den übermittelten Angaben konnten wir Sie nicht verifizieren. Der Dienst, der Sie hierher geschickt hat, sendet Ihnen einen neuen Link für einen weiteren Versuch.',
   rejectedTitle: 'Prüfung nicht möglich',
   rejectedBody:
     'Wir konnten Ihre Prüfung nicht abschließen. Bitte wenden Sie sich an den Dienst, der Sie hierher geschickt hat.',
@@ -228,7 +262,10 @@ const fr: Messages = {
   stepOf: 'Étape {n} sur {m}',
   welcomeTitle: 'Vérifiez votre identité',
   welcomeCompanyTitle: 'Vérifiez votre entreprise',
-  welcomeBody: 'Nous allons vous guider en {count} courtes étapes. Gardez vos documents à portée de main.',
+  welcomeBody: {
+    one: 'Nous allons vous guider en {count} courte étape. Gardez vos documents à portée de main.',
+    other: 'Nous allons vous guider en {count} courtes étapes. Gardez vos documents à portée de main.',
+  },
   welcomePrivacy: 'Vos données sont transmises de façon chiffrée et servent uniquement à cette vérification.',
   start: 'Commencer',
   continue: 'Continuer',
@@ -238,7 +275,15 @@ const fr: Messages = {
   requiredHint: 'Les champs marqués d’un * sont obligatoires.',
   lockedHint: 'Déjà fourni ; ne peut pas être modifié ici.',
   fieldRequired: '{field} est obligatoire.',
-  fieldInvalid: '{field} : {reason}',
+  fieldInvalid: '{field} : {reason}.',
+  reasonPastDate: 'saisissez une date valide qui n’est pas dans le futur',
+  reasonDate: 'saisissez une date valide',
+  reasonCountry: 'choisissez un pays dans la liste',
+  reasonEmail: 'saisissez une adresse e-mail valide',
+  reasonTooLong: 'cette valeur est trop longue',
+  reasonInvalid: 'cette valeur n’est pas acceptée',
+  errorStepSent: 'Cette étape a déjà été envoyée.',
+  errorStepMissing: 'Veuillez d’abord terminer cette étape : {step}.',
   errorGeneric: 'Une erreur est survenue. Veuillez réessayer.',
   errorNetwork: 'Le serveur est injoignable. Vérifiez votre connexion et réessayez.',
   errorLocked: 'Ces informations sont déjà fournies et ne peuvent pas être modifiées : {fields}.',
@@ -292,6 +337,7 @@ const fr: Messages = {
   previewOf: 'Aperçu : {name}',
   fileTypeRefused: 'Ce type de fichier n’est pas accepté. Utilisez {types}.',
   fileTooLarge: 'Ce fichier est trop volumineux. La limite est de {size}.',
+  errorAlreadySubmitted: 'Cette vérification a déjà été envoyée.',
   uploadFailed: 'Le téléversement a échoué. Veuillez réessayer.',
   missingItem: 'Veuillez ajouter : {item}.',
   takeSelfie: 'Prendre un selfie',
@@ -305,7 +351,7 @@ const fr: Messages = {
   cameraPreview: 'Aperçu de la caméra',
   recordedClip: 'Vidéo enregistrée',
   companyDocsRequired: 'Documents requis : {list}.',
-  companyDocsMin: 'Au moins {n} document(s).',
+  companyDocsMin: { one: 'Au moins {count} document.', other: 'Au moins {count} documents.' },
   companyDocType: 'Document',
   addDocument: 'Ajouter le document',
   yes: 'Oui',
@@ -314,6 +360,9 @@ const fr: Messages = {
   finalBody:
     'Vos informations ont été envoyées. Le service qui vous a envoyé ici vous communiquera le résultat.',
   redirecting: 'Redirection en cours…',
+  retryTitle: 'Votre vérification doit être refaite',
+  retryBody:
+    'Nous n’avons pas pu vous vérifier avec les informations envoyées. Le service qui vous a envoyé ici vous enverra un nouveau lien pour réessayer.',
   rejectedTitle: 'Vérification impossible',
   rejectedBody:
     'Nous n’avons pas pu terminer votre vérification. Contactez le service qui vous a envoyé ici.',
@@ -337,7 +386,10 @@ const es: Messages = {
   stepOf: 'Paso {n} de {m}',
   welcomeTitle: 'Verifique su identidad',
   welcomeCompanyTitle: 'Verifique su empresa',
-  welcomeBody: 'Le guiaremos en {count} pasos cortos. Tenga sus documentos a mano.',
+  welcomeBody: {
+    one: 'Le guiaremos en {count} paso corto. Tenga sus documentos a mano.',
+    other: 'Le guiaremos en {count} pasos cortos. Tenga sus documentos a mano.',
+  },
   welcomePrivacy: 'Sus datos se envían cifrados y solo se usan para esta verificación.',
   start: 'Empezar',
   continue: 'Continuar',
@@ -347,7 +399,15 @@ const es: Messages = {
   requiredHint: 'Los campos marcados con * son obligatorios.',
   lockedHint: 'Ya proporcionado; no se puede cambiar aquí.',
   fieldRequired: '{field} es obligatorio.',
-  fieldInvalid: '{field}: {reason}',
+  fieldInvalid: '{field}: {reason}.',
+  reasonPastDate: 'introduzca una fecha válida que no sea futura',
+  reasonDate: 'introduzca una fecha válida',
+  reasonCountry: 'elija un país de la lista',
+  reasonEmail: 'introduzca una dirección de correo electrónico válida',
+  reasonTooLong: 'el valor es demasiado largo',
+  reasonInvalid: 'este valor no se acepta',
+  errorStepSent: 'Este paso ya se ha enviado.',
+  errorStepMissing: 'Complete primero este paso: {step}.',
   errorGeneric: 'Algo salió mal. Inténtelo de nuevo.',
   errorNetwork: 'No se pudo contactar con el servidor. Compruebe su conexión e inténtelo de nuevo.',
   errorLocked: 'Estos datos ya se proporcionaron y no se pueden cambiar: {fields}.',
@@ -401,6 +461,7 @@ const es: Messages = {
   previewOf: 'Vista previa: {name}',
   fileTypeRefused: 'Este tipo de archivo no se acepta. Use {types}.',
   fileTooLarge: 'Este archivo es demasiado grande. El límite es {size}.',
+  errorAlreadySubmitted: 'Esta verificación ya se ha enviado.',
   uploadFailed: 'La subida ha fallado. Inténtelo de nuevo.',
   missingItem: 'Añada: {item}.',
   takeSelfie: 'Hacer un selfi',
@@ -413,7 +474,7 @@ const es: Messages = {
   cameraPreview: 'Vista de la cámara',
   recordedClip: 'Vídeo grabado',
   companyDocsRequired: 'Documentos necesarios: {list}.',
-  companyDocsMin: 'Al menos {n} documento(s).',
+  companyDocsMin: { one: 'Al menos {count} documento.', other: 'Al menos {count} documentos.' },
   companyDocType: 'Documento',
   addDocument: 'Añadir documento',
   yes: 'Sí',
@@ -421,6 +482,9 @@ const es: Messages = {
   finalTitle: '¡Gracias!',
   finalBody: 'Sus datos se han enviado. El servicio que le envió aquí le comunicará el resultado.',
   redirecting: 'Le estamos redirigiendo…',
+  retryTitle: 'Su verificación debe repetirse',
+  retryBody:
+    'No hemos podido verificarle con los datos enviados. El servicio que le envió aquí le enviará un nuevo enlace para intentarlo de nuevo.',
   rejectedTitle: 'Verificación no posible',
   rejectedBody:
     'No pudimos completar su verificación. Póngase en contacto con el servicio que le envió aquí.',
@@ -444,7 +508,12 @@ const ru: Messages = {
   stepOf: 'Шаг {n} из {m}',
   welcomeTitle: 'Подтвердите свою личность',
   welcomeCompanyTitle: 'Подтвердите данные компании',
-  welcomeBody: 'Мы проведём вас через {count} коротких шагов. Подготовьте документы.',
+  welcomeBody: {
+    one: 'Мы проведём вас через {count} короткий шаг. Подготовьте документы.',
+    few: 'Мы проведём вас через {count} коротких шага. Подготовьте документы.',
+    many: 'Мы проведём вас через {count} коротких шагов. Подготовьте документы.',
+    other: 'Мы проведём вас через {count} короткого шага. Подготовьте документы.',
+  },
   welcomePrivacy: 'Ваши данные передаются в зашифрованном виде и используются только для этой проверки.',
   start: 'Начать',
   continue: 'Далее',
@@ -454,7 +523,15 @@ const ru: Messages = {
   requiredHint: 'Поля, отмеченные *, обязательны.',
   lockedHint: 'Уже указано; здесь изменить нельзя.',
   fieldRequired: 'Поле «{field}» обязательно.',
-  fieldInvalid: '{field}: {reason}',
+  fieldInvalid: '{field}: {reason}.',
+  reasonPastDate: 'укажите настоящую дату, не позднее сегодняшней',
+  reasonDate: 'укажите настоящую дату',
+  reasonCountry: 'выберите страну из списка',
+  reasonEmail: 'укажите действительный адрес электронной почты',
+  reasonTooLong: 'слишком длинное значение',
+  reasonInvalid: 'это значение не принимается',
+  errorStepSent: 'Этот шаг уже отправлен.',
+  errorStepMissing: 'Сначала завершите этот шаг: {step}.',
   errorGeneric: 'Что-то пошло не так. Попробуйте ещё раз.',
   errorNetwork: 'Сервер недоступен. Проверьте подключение и попробуйте ещё раз.',
   errorLocked: 'Эти данные уже указаны и не могут быть изменены: {fields}.',
@@ -508,6 +585,7 @@ const ru: Messages = {
   previewOf: 'Предпросмотр: {name}',
   fileTypeRefused: 'Этот тип файла не принимается. Используйте {types}.',
   fileTooLarge: 'Файл слишком большой. Максимум — {size}.',
+  errorAlreadySubmitted: 'Эта проверка уже отправлена.',
   uploadFailed: 'Не удалось загрузить файл. Попробуйте ещё раз.',
   missingItem: 'Добавьте: {item}.',
   takeSelfie: 'Сделать селфи',
@@ -520,7 +598,12 @@ const ru: Messages = {
   cameraPreview: 'Изображение с камеры',
   recordedClip: 'Записанное видео',
   companyDocsRequired: 'Необходимые документы: {list}.',
-  companyDocsMin: 'Не менее {n} документ(ов).',
+  companyDocsMin: {
+    one: 'Не менее {count} документа.',
+    few: 'Не менее {count} документов.',
+    many: 'Не менее {count} документов.',
+    other: 'Не менее {count} документа.',
+  },
   companyDocType: 'Документ',
   addDocument: 'Добавить документ',
   yes: 'Да',
@@ -528,6 +611,9 @@ const ru: Messages = {
   finalTitle: 'Спасибо!',
   finalBody: 'Ваши данные отправлены. Сервис, который направил вас сюда, сообщит вам результат.',
   redirecting: 'Возвращаем вас обратно…',
+  retryTitle: 'Проверку нужно пройти ещё раз',
+  retryBody:
+    'Нам не удалось подтвердить вашу личность по отправленным данным. Сервис, который направил вас сюда, пришлёт новую ссылку для повторной попытки.',
   rejectedTitle: 'Проверка невозможна',
   rejectedBody: 'Нам не удалось завершить проверку. Обратитесь в сервис, который направил вас сюда.',
   expiredTitle: 'Срок действия ссылки истёк',
@@ -562,12 +648,20 @@ export function pickLanguage(pinned: string | null | undefined, browser: readonl
 export type Translate = (key: MessageKey, vars?: Record<string, string | number>) => string;
 
 export function translator(lang: Lang): Translate {
-  const messages = LANGUAGES[lang];
-  return (key, vars) =>
-    (messages[key] ?? en[key]).replace(/\{(\w+)\}/g, (_, name: string) =>
-      String(vars?.[name] ?? `{${name}}`),
-    );
+  const messages: Messages = LANGUAGES[lang];
+  const plural = new Intl.PluralRules(lang);
+  return (key, vars) => {
+    const message: string | Plural = messages[key] ?? en[key];
+    const text =
+      typeof message === 'string'
+        ? message
+        : (message[plural.select(Number(vars?.count ?? 0))] ?? message.other);
+    return text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars?.[name] ?? `{${name}}`));
+  };
 }
+
+/** Whether the page has a message of that name (a key built from data: `step_${kind}`). */
+export const hasMessage = (key: string): key is MessageKey => key in en;
 
 /** A label for a level key: the translated one, else the key made readable. */
 export function fieldLabel(t: Translate, key: string): string {

@@ -11,7 +11,7 @@ import {
 import { Client } from 'pg';
 import request from 'supertest';
 import { AppModule } from '../src/app.module';
-import { loadEnv } from '../src/config/env';
+import { loadEnv, trustProxy } from '../src/config/env';
 import { databaseOptions } from '../src/database/database';
 
 export const migrator = migratorFor(databaseOptions, join(__dirname, '../src/database/migrations'));
@@ -40,8 +40,10 @@ export async function startHarness(
   overrides: Partial<PlatformOptions> = {},
 ): Promise<Harness> {
   const env = await createTestEnvironment([migrator]);
-  const app = await bootApp(AppModule.forRoot(loadEnv({ ...env.env, ...extraEnv }), overrides), {
+  const config = loadEnv({ ...env.env, ...extraEnv });
+  const app = await bootApp(AppModule.forRoot(config, overrides), {
     rpc: false,
+    trustProxy: trustProxy(config),
   });
   const http = () => request(app.getHttpServer());
   const admin = async <T>(method: 'post' | 'patch', path: string, body?: unknown): Promise<T> => {

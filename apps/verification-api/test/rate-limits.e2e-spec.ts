@@ -1,5 +1,6 @@
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import { type Credential, type Harness, startHarness } from './harness';
+import { loadEnv } from '../src/config/env';
 
 let h: Harness;
 let key: Credential;
@@ -97,5 +98,47 @@ describe('auth endpoints: 20 failed authentications per minute per IP and per AP
       .set({ authorization: `Bearer ${TEST_ADMIN_TOKEN}` })
       .send({ name: 'C' })
       .expect(201);
+  });
+});
+
+describe('per-IP SDK limit behind a proxy: TRUSTED_PROXIES', () => {
+  const LIMITED = { SDK_RATE_LIMIT_PER_IP_PER_MINUTE: '2' };
+  /** A link resolve (counted against the client IP before the unknown code answers 404) from `forwardedFor`. */
+  const resolve = (app: Harness, forwardedFor: string) =>
+    app.http().get('/api/v1/sdk/links/UNKNOWNCODE1').set('x-forwarded-for', forwardedFor);
+
+  it('with the peer trusted, X-Forwarded-For tells clients apart (its right-most untrusted hop; a prepended one is ignored)', async () => {
+    const behind = await startHarness({ ...LIMITED, TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8' });
+    try {
+      await resolve(behind, '203.0.113.1').expect(404);
+      await resolve(behind, '203.0.113.1, 10.1.2.3').expect(404);
+      const limited = await resolve(behind, '203.0.113.1').expect(429);
+      expect(limited.body).toEqual({ message: 'Too many requests' });
+      // A client that prepends an address of its own is still counted as the address the proxy saw.
+      await resolve(behind, '198.51.100.9, 203.0.113.1').expect(429);
+      // Another client behind the same proxy has a bucket of its own.
+      await resolve(behind, '203.0.113.2').expect(404);
+      await resolve(behind, '203.0.113.2').expect(404);
+      await resolve(behind, '203.0.113.2').expect(429);
+    } finally {
+      await behind.close();
+    }
+  });
+
+  it('without TRUSTED_PROXIES, X-Forwarded-For is ignored: every request counts against the peer', async () => {
+    const direct = await startHarness(LIMITED);
+    try {
+      await resolve(direct, '203.0.113.1').expect(404);
+      await resolve(direct, '203.0.113.2').expect(404);
+      await resolve(direct, '203.0.113.3').expect(429);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  it('a TRUSTED_PROXIES entry that is not an address or CIDR stops the boot', () => {
+    expect(() => loadEnv({ ...h.env.env, TRUSTED_PROXIES: '10.0.0.0/8,ingress' })).toThrow(
+      /TRUSTED_PROXIES.*ingress is not an IP address or CIDR/s,
+    );
   });
 });

@@ -276,6 +276,40 @@ describe('POST /api/v1/sdk/personal-info (field lock)', () => {
     const applicant = await h.http().get('/v1/applicants/lock-2').set(h.auth(key)).expect(200);
     expect(applicant.body.info).toEqual({});
   });
+
+  it('a key the level does not enable is dropped whatever its value; the rest are saved; junk bodies are still 400/413', async () => {
+    const { token } = await session('lock-3', 'FORMS_ONLY');
+    const post = (body: unknown) =>
+      h
+        .http()
+        .post('/api/v1/sdk/personal-info')
+        .set(bearer(token))
+        .send(body as object);
+    const res = await post({ firstName: 'A', age: 30, tags: ['x'], extra: { nested: true }, flag: false });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ values: { firstName: 'A' }, lockedFields: [] });
+    const applicant = await h.http().get('/v1/applicants/lock-3').set(h.auth(key)).expect(200);
+    expect(applicant.body.info).toEqual({ firstName: 'A' });
+    // An enabled key still needs a string or null.
+    expect((await post({ lastName: 30, age: 30 }).expect(400)).body).toEqual({
+      message: 'lastName: must be a string or null',
+    });
+    expect((await post({ lastName: 'x'.repeat(501) }).expect(400)).body).toEqual({
+      message: 'lastName: must be at most 500 characters',
+    });
+    // Bounds on the keys themselves (neither is echoed back).
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, 1]));
+    expect((await post(many).expect(400)).body).toEqual({ message: 'body must hold at most 100 keys' });
+    expect((await post({ ['k'.repeat(65)]: 1 }).expect(400)).body).toEqual({
+      message: 'body keys must be at most 64 characters',
+    });
+    const huge = await post({ age: 'x'.repeat(2 * 1024 * 1024) });
+    expect(huge.status).toBe(413);
+    expect(huge.body).toEqual({ message: expect.any(String) });
+    expect((await h.http().get('/v1/applicants/lock-3').set(h.auth(key)).expect(200)).body.info).toEqual({
+      firstName: 'A',
+    });
+  });
 });
 
 describe('PATCH /v1/applicants/{externalUserId}/personal-info (the partner reopens a claim, decision 0436)', () => {
@@ -520,6 +554,40 @@ describe('questionnaires', () => {
       .expect(200);
     expect(done.body).toEqual({ answers: { source: 'salary', pep: false, markets: ['eu'] }, missing: [] });
     await h.http().post('/api/v1/sdk/steps/questionnaire/submit').set(bearer(token)).expect(200);
+  });
+
+  it('a whitespace-only text answer is no answer: stored as none, a required question stays missing', async () => {
+    await h.admin('post', `/products/${productId}/questionnaires`, {
+      id: 'purpose',
+      title: 'Purpose',
+      questions: [
+        { id: 'purpose', text: 'Purpose of the account', type: 'text', required: true },
+        { id: 'note', text: 'Anything else', type: 'text' },
+      ],
+    });
+    await h.admin('post', `/products/${productId}/levels`, {
+      name: 'TEXT_Q',
+      applicantType: 'individual',
+      steps: [{ kind: 'questionnaire' }],
+      attachedQuestionnaireId: 'purpose',
+    });
+    const { token } = await session('q-blank', 'TEXT_Q');
+    const answer = (answers: Record<string, unknown>) =>
+      h.http().post('/api/v1/sdk/questionnaire').set(bearer(token)).send({ answers }).expect(200);
+    expect((await answer({ purpose: '   ', note: ' \t\n ' })).body).toEqual({
+      answers: {},
+      missing: ['purpose'],
+    });
+    const step = await h.http().post('/api/v1/sdk/steps/questionnaire/submit').set(bearer(token)).expect(409);
+    expect(step.body).toEqual({ message: 'questionnaire is incomplete: purpose is missing' });
+    // A stored answer is cleared by a blank one, like by null.
+    expect((await answer({ purpose: ' Savings ', note: 'hi' })).body).toEqual({
+      answers: { purpose: 'Savings', note: 'hi' },
+      missing: [],
+    });
+    expect((await answer({ purpose: '  ' })).body).toEqual({ answers: { note: 'hi' }, missing: ['purpose'] });
+    const session2 = await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(200);
+    expect(session2.body.questionnaire).toMatchObject({ answers: { note: 'hi' }, missing: ['purpose'] });
   });
 });
 

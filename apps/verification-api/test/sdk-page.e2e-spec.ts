@@ -98,6 +98,14 @@ beforeAll(async () => {
     companyDocumentsMinRequired: 3,
   });
   await h.admin('post', `/products/${productId}/levels`, {
+    name: 'WEB_BACK',
+    applicantType: 'individual',
+    steps: [{ kind: 'personal_information' }, { kind: 'questionnaire' }, { kind: 'selfie' }],
+    attachedQuestionnaireId: 'profile',
+    personalInfoFields: ['firstName', 'middleName', 'lastName', 'phone'],
+    personalInfoRequiredFields: ['firstName', 'lastName'],
+  });
+  await h.admin('post', `/products/${productId}/levels`, {
     name: 'WEB_DOCS',
     applicantType: 'individual',
     steps: [{ kind: 'identity_doc' }, { kind: 'selfie' }, { kind: 'liveness' }],
@@ -216,6 +224,14 @@ describe('hosted page', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
 
     await page.getByText('Step 3 of 4').waitFor();
+    // Back: the document type and both stored sides are still there.
+    await page.getByRole('button', { name: 'Back' }).click();
+    await page.getByText('Step 2 of 4').waitFor();
+    await expect(page.getByLabel('ID card').isChecked()).resolves.toBe(true);
+    await expect(page.locator('#doc-front-status').textContent()).resolves.toBe('✓ Uploaded');
+    await expect(page.locator('#doc-back-status').textContent()).resolves.toBe('✓ Uploaded');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Step 3 of 4').waitFor();
     await expect(page.locator('input[type=file][capture=user]').count()).resolves.toBe(1);
     await page.locator('#selfie-file').setInputFiles({
       name: 'selfie.png',
@@ -325,6 +341,67 @@ describe('hosted page', () => {
     await context.close();
   });
 
+  it('Back keeps what was saved: optional fields, answers and uploads are shown again and never sent as blanks', async () => {
+    const { url, externalUserId } = await link('WEB_BACK', {}, { lastName: 'Lovelace' });
+    const info = async () =>
+      (await h.http().get(`/v1/applicants/${externalUserId}`).set(h.auth(key)).expect(200)).body.info;
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    const back = () => page.getByRole('button', { name: 'Back' }).click();
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByText('Step 1 of 3').waitFor();
+    // Meanwhile the same link in another tab saves the middle name: this tab's blank, untouched field must
+    // not clear it.
+    const other = await h
+      .http()
+      .get(`/api/v1/sdk/links/${url.split('/').pop()}`)
+      .expect(200);
+    await h
+      .http()
+      .post('/api/v1/sdk/personal-info')
+      .set('authorization', `Bearer ${other.body.token}`)
+      .send({ middleName: 'King' })
+      .expect(200);
+    await page.getByLabel('First name').fill('Ada');
+    await page.getByLabel('Phone number').fill('+44 20 7946 0000');
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByText('Step 2 of 3').waitFor();
+    await page.getByLabel('Occupation').selectOption('employed');
+    await page.getByLabel('No').check();
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    await page.getByText('Step 3 of 3').waitFor();
+    await page.locator('#selfie-file').setInputFiles({
+      name: 'selfie.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'selfie'),
+    });
+    await page.locator('#selfie-status', { hasText: 'Uploaded' }).waitFor();
+    await back();
+    await page.getByText('Step 2 of 3').waitFor();
+    await expect(page.getByLabel('Occupation').inputValue()).resolves.toBe('employed');
+    await expect(page.getByLabel('No').isChecked()).resolves.toBe(true);
+    await back();
+    await page.getByText('Step 1 of 3').waitFor();
+    await expect(page.getByLabel('Phone number').inputValue()).resolves.toBe('+44 20 7946 0000');
+    await expect(page.getByLabel('Middle name').inputValue()).resolves.toBe('King');
+    // Continue skips the questionnaire, already submitted, to the first step still open.
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Step 3 of 3').waitFor();
+    await expect(info()).resolves.toEqual({
+      firstName: 'Ada',
+      middleName: 'King',
+      lastName: 'Lovelace',
+      phone: '+44 20 7946 0000',
+    });
+    await expect(page.locator('#selfie-status').textContent()).resolves.toBe('✓ Uploaded');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByText('Thank you!').waitFor();
+    await expect(info()).resolves.toMatchObject({ phone: '+44 20 7946 0000', middleName: 'King' });
+    await context.close();
+  });
+
   it('in German with the dark theme from the link; the user can still switch language and theme', async () => {
     const { url } = await link('WEB_FORMS', { lang: 'de', theme: 'dark' });
     const context = await browser.newContext({ locale: 'en-US', colorScheme: 'light' });
@@ -345,6 +422,94 @@ describe('hosted page', () => {
     await page.getByLabel('Thème').selectOption('light');
     await page.locator("html[data-theme='light']").waitFor({ state: 'attached' });
     await page.waitForFunction("getComputedStyle(document.body).backgroundColor === 'rgb(245, 246, 248)'");
+    await context.close();
+  });
+
+  it('switching the language leaves the keyboard focus on the switch; the heading takes it when the screen changes', async () => {
+    const { url } = await link('WEB_FORMS', {}, { firstName: 'Ada' });
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    await page.getByRole('button', { name: 'Start' }).waitFor();
+    await expect(activeId(page)).resolves.toBe('screen-title');
+    const language = page.locator('#pref-lang');
+    await language.focus();
+    await language.selectOption('fr');
+    await expect(heading(page).textContent()).resolves.toBe('Vérifiez votre identité');
+    await expect(activeId(page)).resolves.toBe('pref-lang');
+    await page.getByRole('button', { name: 'Commencer' }).click();
+    await page.getByText('Étape 1 sur 2').waitFor();
+    await expect(activeId(page)).resolves.toBe('screen-title');
+    await language.focus();
+    await language.selectOption('en');
+    await page.getByText('Step 1 of 2').waitFor();
+    await expect(activeId(page)).resolves.toBe('pref-lang');
+    await page.getByLabel('Last name').fill('Lovelace');
+    await page.getByLabel('Date of birth').fill('1815-12-10');
+    await page.getByLabel('Nationality').selectOption('GB');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Step 2 of 2').waitFor();
+    await expect(activeId(page)).resolves.toBe('screen-title');
+    await context.close();
+  });
+
+  it("a value the server refuses is named in the page's language, its field marked invalid and focused; a 409 is translated", async () => {
+    const { url, enrollmentId } = await link('WEB_FORMS', { lang: 'de' }, { firstName: 'Ada' });
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    await page.getByRole('button', { name: 'Los geht’s' }).click();
+    await page.getByText('Schritt 1 von 2').waitFor();
+    const alert = page.locator('#screen-error');
+    const invalid = (key: string) => page.locator(`#field-${key}`).getAttribute('aria-invalid');
+    await page.getByLabel('Nachname').fill('Lovelace');
+    await page.getByLabel('Staatsangehörigkeit').selectOption('GB');
+    await page.getByLabel('Geburtsdatum').fill('2999-01-01');
+    await page.getByRole('button', { name: 'Weiter' }).click();
+    await alert.getByText('Geburtsdatum:').waitFor();
+    await expect(alert.textContent()).resolves.toBe(
+      'Geburtsdatum: Geben Sie ein gültiges Datum ein, das nicht in der Zukunft liegt.',
+    );
+    await expect(invalid('dateOfBirth')).resolves.toBe('true');
+    await expect(page.locator('#field-dateOfBirth').getAttribute('aria-describedby')).resolves.toBe(
+      'screen-error',
+    );
+    await expect(activeId(page)).resolves.toBe('field-dateOfBirth');
+    await shot(page, '18-server-error-de');
+
+    await page.getByLabel('Geburtsdatum').fill('1815-12-10');
+    await page.getByLabel('E-Mail').fill('ada@example');
+    await page.getByRole('button', { name: 'Weiter' }).click();
+    await alert.getByText('E-Mail:').waitFor();
+    await expect(alert.textContent()).resolves.toBe('E-Mail: Geben Sie eine gültige E-Mail-Adresse ein.');
+    await expect(invalid('email')).resolves.toBe('true');
+    await expect(invalid('dateOfBirth')).resolves.toBe('false');
+    await expect(activeId(page)).resolves.toBe('field-email');
+
+    // Submitted meanwhile (another tab): the 409 in German, no field marked.
+    await h.sql("UPDATE enrollments SET status = 'submitted' WHERE id = $1", [enrollmentId]);
+    await page.getByLabel('E-Mail').fill('ada@example.test');
+    await page.getByRole('button', { name: 'Weiter' }).click();
+    await alert.getByText('Diese Prüfung wurde bereits abgeschickt.').waitFor();
+    await expect(invalid('email')).resolves.toBe('false');
+    await context.close();
+  });
+
+  it('the welcome text counts its steps with the plural forms of the language', async () => {
+    const context = await browser.newContext({ locale: 'en-US' });
+    const one = await link('WEB_KYB_MIN', {}, { type: 'company', companyName: 'One Step Ltd' });
+    const single = await open(context, one.url);
+    await single.page
+      .getByText('We will guide you through 1 short step. Have your documents at hand.')
+      .waitFor();
+    const russian = await link('WEB_FORMS', { lang: 'ru' });
+    const few = await open(context, russian.url);
+    await few.page.getByText('Мы проведём вас через 2 коротких шага. Подготовьте документы.').waitFor();
+    const german = await link(
+      'WEB_KYB_MIN',
+      { lang: 'de' },
+      { type: 'company', companyName: 'Ein Schritt GmbH' },
+    );
+    const de = await open(context, german.url);
+    await de.page.getByText('Wir führen Sie durch 1 kurzen Schritt.', { exact: false }).waitFor();
     await context.close();
   });
 
@@ -486,6 +651,50 @@ describe('hosted page', () => {
     await context.close();
   });
 
+  it('a reopened link lands by state: submitted or approved on successUrl; RED RETRY on a "new link" screen, no redirect; failed on the expired screen', async () => {
+    const redirects = {
+      successUrl: `${partnerOrigin}/kyc/success`,
+      errorUrl: `${partnerOrigin}/kyc/error`,
+      returnUrl: `${partnerOrigin}/kyc/back`,
+    };
+    const settle = async (
+      { externalUserId, enrollmentId }: { externalUserId: string; enrollmentId: string },
+      enrollment: string,
+      review: [string, string, string | null] | null,
+    ) => {
+      await h.sql('UPDATE enrollments SET status = $2 WHERE id = $1', [enrollmentId, enrollment]);
+      if (review) {
+        await h.sql(
+          'UPDATE applicants SET status = $2, review_answer = $3, review_reject_type = $4 WHERE external_user_id = $1',
+          [externalUserId, ...review],
+        );
+      }
+    };
+    const context = await browser.newContext({ locale: 'en-US' });
+
+    const retry = await link('WEB_FORMS', redirects);
+    await settle(retry, 'rejected', ['rejected', 'RED', 'RETRY']);
+    const retried = await open(context, retry.url);
+    await expect(heading(retried.page).textContent()).resolves.toBe('Your verification needs another try');
+    await expect(retried.page.getByRole('status').textContent()).resolves.toContain('send you a new link');
+    expect(retried.page.url()).toBe(retry.url);
+    await shot(retried.page, '17-retry');
+
+    const failed = await link('WEB_FORMS', redirects);
+    await settle(failed, 'failed', null);
+    const gone = await open(context, failed.url);
+    await expect(heading(gone.page).textContent()).resolves.toBe('This link has expired');
+    expect(gone.page.url()).toBe(failed.url);
+
+    const submitted = await link('WEB_FORMS', redirects);
+    await settle(submitted, 'submitted', null);
+    await (await open(context, submitted.url)).page.waitForURL(redirects.successUrl);
+    const approved = await link('WEB_FORMS', redirects);
+    await settle(approved, 'completed', ['approved', 'GREEN', null]);
+    await (await open(context, approved.url)).page.waitForURL(redirects.successUrl);
+    await context.close();
+  });
+
   it('an expired link and an unknown link show clear pages', async () => {
     const { url, enrollmentId } = await link('WEB_FORMS');
     await h.sql("UPDATE enrollments SET expires_at = now() - interval '1 second' WHERE id = $1", [
@@ -521,6 +730,59 @@ describe('hosted page', () => {
     // Continue without the captures: the missing side is named.
     await page.getByRole('button', { name: 'Continue' }).click();
     await expect(page.locator('#screen-error').textContent()).resolves.toBe('Please add: Front side.');
+    await context.close();
+  });
+
+  it('an upload the server refuses leaves no preview of the refused file; a 409 is explained; a 401 shows the expired screen', async () => {
+    const { url, enrollmentId } = await link('WEB_DOCS');
+    const context = await browser.newContext({ locale: 'en-US' });
+    const { page } = await open(context, url);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByText('Step 1 of 3').waitFor();
+    const front = page.locator('#doc-front-file');
+    const error = (text: string) => page.locator('#doc-front-error', { hasText: text }).waitFor();
+    const previews = page.locator('img.preview');
+    // Named and typed as PNG, so the page sends it; its bytes are no image, so the server answers 415.
+    const fake = { name: 'fake.png', mimeType: 'image/png', buffer: Buffer.from('not an image at all') };
+    await front.setInputFiles(fake);
+    await error('This file type is not accepted. Please use JPG, PNG, HEIC, WEBP.');
+    await expect(previews.count()).resolves.toBe(0);
+    await expect(page.locator('#doc-front-status').textContent()).resolves.toBe('');
+
+    await front.setInputFiles({
+      name: 'front.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'PASSPORT · photo page'),
+    });
+    await page.locator('#doc-front-status', { hasText: 'Uploaded' }).waitFor();
+    await expect(previews.count()).resolves.toBe(1);
+    const stored = await previews.getAttribute('src');
+    // Refused again: the stored upload's preview stays, the refused file never shows.
+    await front.setInputFiles(fake);
+    await error('This file type is not accepted.');
+    await expect(previews.count()).resolves.toBe(1);
+    await expect(previews.getAttribute('src')).resolves.toBe(stored);
+
+    // Submitted meanwhile (another tab): 409, explained.
+    await h.sql("UPDATE enrollments SET status = 'submitted' WHERE id = $1", [enrollmentId]);
+    await front.setInputFiles({
+      name: 'again.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'again'),
+    });
+    await error('This verification was already submitted.');
+    await expect(previews.getAttribute('src')).resolves.toBe(stored);
+    // Expired meanwhile: 401, the expired screen.
+    await h.sql(
+      "UPDATE enrollments SET status = 'open', expires_at = now() - interval '1 second' WHERE id = $1",
+      [enrollmentId],
+    );
+    await front.setInputFiles({
+      name: 'late.png',
+      mimeType: 'image/png',
+      buffer: await photo(context, 'late'),
+    });
+    await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
     await context.close();
   });
 

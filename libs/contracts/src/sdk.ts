@@ -52,14 +52,46 @@ export const questionnaireAnswersSchema = z
   .object({ answers: z.record(z.string().max(64), z.unknown(), { error: 'answers must be an object' }) })
   .strict();
 
-/** Body of POST /api/v1/sdk/personal-info: a flat object of level keys; null or "" clears an editable field. */
-export const sdkPersonalInfoSchema = z.record(
-  z.string().max(64),
-  z.union([z.string().max(500, 'must be at most 500 characters'), z.null()], {
-    error: 'must be a string or null',
-  }),
-  { error: 'body must be a JSON object of level keys' },
+/** Bounds of a personal-info body: far above any level's keys, so only a junk body meets them (400). */
+export const SDK_PERSONAL_INFO_MAX_KEYS = 100;
+export const SDK_PERSONAL_INFO_MAX_KEY_LENGTH = 64;
+
+/** One value of a key the level enables: a string, or null / "" to clear an editable field. */
+export const sdkPersonalInfoValueSchema = z.union(
+  [z.string().max(500, 'must be at most 500 characters'), z.null()],
+  { error: 'must be a string or null' },
 );
+
+/**
+ * Body of POST /api/v1/sdk/personal-info: a flat object of level keys. Keys the level does not enable are
+ * dropped whatever their value (DECISIONS "Hosted SDK API"), so the values are not checked here: the service
+ * checks those of enabled keys with sdkPersonalInfoValueSchema. The key count and length are bounded.
+ */
+export const sdkPersonalInfoSchema = z
+  .record(
+    z.string(),
+    z.unknown().meta({
+      description:
+        'For a key the level enables: a string (at most 500 characters), or null / "" to clear it. Other keys are dropped.',
+    }),
+    { error: 'body must be a JSON object of level keys' },
+  )
+  .superRefine((body, ctx) => {
+    const keys = Object.keys(body);
+    if (keys.length > SDK_PERSONAL_INFO_MAX_KEYS) {
+      ctx.addIssue({ code: 'custom', message: `body must hold at most ${SDK_PERSONAL_INFO_MAX_KEYS} keys` });
+    }
+    if (keys.some((key) => key.length > SDK_PERSONAL_INFO_MAX_KEY_LENGTH)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `body keys must be at most ${SDK_PERSONAL_INFO_MAX_KEY_LENGTH} characters`,
+      });
+    }
+  })
+  .meta({
+    maxProperties: SDK_PERSONAL_INFO_MAX_KEYS,
+    propertyNames: { type: 'string', maxLength: SDK_PERSONAL_INFO_MAX_KEY_LENGTH },
+  });
 
 /** Step kinds that take no input from the user: `POST /api/v1/sdk/submit` submits them itself. */
 export const SDK_SERVER_STEP_KINDS = ['aml', 'adverse_media'] as const;

@@ -1,5 +1,22 @@
+import { cidrProblem } from '@tessera/auth';
 import { baseEnvSchema, envBase64Key32, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
+
+/** A comma-separated list of IP addresses or CIDRs; a bad entry stops the boot with it named. */
+const cidrList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
+  .superRefine((list, ctx) => {
+    for (const cidr of list) {
+      const problem = cidrProblem(cidr);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }
+  });
 
 export const envSchema = baseEnvSchema.extend({
   /** Encrypts secrets and seeds at rest: required by this app (base64 of 32 bytes). */
@@ -19,6 +36,12 @@ export const envSchema = baseEnvSchema.extend({
   SDK_RATE_LIMIT_PER_TOKEN_PER_MINUTE: z.coerce.number().int().min(1).default(120),
   /** Hosted SDK API calls and page loads per minute per client IP. */
   SDK_RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /**
+   * Addresses or CIDRs of the reverse proxies (the Ingress) in front of the app, comma-separated. Only when the
+   * socket peer is one of them is the client IP (per-IP limits, logs) taken from X-Forwarded-For: its
+   * right-most hop that is not itself a trusted proxy. Empty: the peer is the client, the header is ignored.
+   */
+  TRUSTED_PROXIES: cidrList.default([]),
   /** spawn-kyc calls per credential in a sliding hour (contract: 1000). */
   VERIFICATION_SPAWN_PER_HOUR: z.coerce.number().int().min(1).default(1000),
   /** regenerate-link calls per UBO row in a sliding 24 hours (contract: 5). */
@@ -59,6 +82,10 @@ export const envSchema = baseEnvSchema.extend({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** Fastify's `trustProxy` for TRUSTED_PROXIES (main.ts and the test harness boot with it). */
+export const trustProxy = (env: Env): string[] | false =>
+  env.TRUSTED_PROXIES.length > 0 ? [...env.TRUSTED_PROXIES] : false;
 
 /** The only reader of process.env in this app. */
 export const loadEnv = (env: Record<string, string | undefined> = process.env): Env =>

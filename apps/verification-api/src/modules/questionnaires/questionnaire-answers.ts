@@ -7,7 +7,8 @@ const validDate = (value: string) =>
 
 /**
  * Checks one answer against its question's type; answers the normalised value or an error message.
- * null (or "" / [] for text and multiselect) means "no answer" and clears a stored one.
+ * null (or "" / [] for text and multiselect) means "no answer" and clears a stored one; so does a text answer
+ * that is only whitespace, which would otherwise count as answering a required question.
  */
 export function checkAnswer(question: Question, value: unknown): { value: unknown } | { error: string } {
   if (value === null || value === '' || (Array.isArray(value) && value.length === 0)) return { value: null };
@@ -15,7 +16,7 @@ export function checkAnswer(question: Question, value: unknown): { value: unknow
     case 'text':
       if (typeof value !== 'string') return { error: 'must be a string' };
       if (value.length > 2000) return { error: 'must be at most 2000 characters' };
-      return { value: value.trim() };
+      return { value: value.trim() || null };
     case 'select':
       if (typeof value !== 'string' || !question.options?.includes(value)) {
         return { error: 'must be one of the options' };
@@ -43,9 +44,12 @@ export function checkAnswer(question: Question, value: unknown): { value: unknow
   }
 }
 
-/** Required questions without an answer, in questionnaire order. */
+const unanswered = (value: unknown) =>
+  value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+
+/** Required questions without an answer, in questionnaire order (a blank text stored earlier counts as none). */
 export const missingAnswers = (questions: Question[], answers: Record<string, unknown>): string[] =>
   questions
     .filter((q) => q.required)
-    .filter((q) => answers[q.id] === undefined || answers[q.id] === null)
+    .filter((q) => unanswered(answers[q.id]))
     .map((q) => q.id);

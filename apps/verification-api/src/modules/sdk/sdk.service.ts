@@ -5,6 +5,7 @@ import {
   PAST_DATE_MESSAGE,
   PERSONAL_INFO_BASELINE,
   SDK_SERVER_STEP_KINDS,
+  sdkPersonalInfoValueSchema,
   VERIFICATION_STEP_KINDS,
 } from '@tessera/contracts';
 import { badRequest, conflict, notFound, unauthorized } from '@tessera/platform';
@@ -164,17 +165,21 @@ export class SdkService {
   /**
    * The field lock (contract "Field lock" 1–4): a locked key whose submitted value differs is refused and
    * named in `lockedFields`; an unchanged locked value is accepted silently; keys the level does not enable
-   * are dropped; the rest are saved. A value that cannot be stored under its key is a 400 (nothing saved).
+   * are dropped whatever their value; the rest are saved. A value of an enabled key that is not a string or
+   * null, or cannot be stored under its key, is a 400 (nothing saved).
    */
-  async personalInfo(claims: SdkTokenClaims, body: Record<string, string | null>) {
+  async personalInfo(claims: SdkTokenClaims, body: Record<string, unknown>) {
     const ctx = await this.load(claims);
     this.assertOpen(ctx);
     const enabled = new Set([...personalFields(ctx).enabled, ...(companyFields(ctx)?.enabled ?? [])]);
     const locked = new Set(ctx.locked);
     const changes: Record<string, string | null> = {};
     const lockedFields: string[] = [];
-    for (const [key, raw] of Object.entries(body)) {
+    for (const [key, value] of Object.entries(body)) {
       if (!enabled.has(key)) continue;
+      const parsed = sdkPersonalInfoValueSchema.safeParse(value);
+      if (!parsed.success) throw badRequest(`${key}: ${parsed.error.issues[0].message}`);
+      const raw = parsed.data;
       const checked = checkValue(key, raw);
       if (locked.has(key)) {
         const value = 'error' in checked ? raw : checked.value;
