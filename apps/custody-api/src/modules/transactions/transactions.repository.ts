@@ -178,6 +178,18 @@ export class TransactionsRepository {
   }
 
   /**
+   * True when an EVM send of this withdrawal was signed and committed (evm_send_intents) but never recorded: its
+   * transaction may be on the chain, and the worker's next broadcast attempt records it (decision 0440).
+   */
+  async hasUnrecordedSend(manager: EntityManager, id: string): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM "evm_send_intents" WHERE "transaction_id" = $1`,
+      [id],
+    );
+    return rows.length > 0;
+  }
+
+  /**
    * Deposits found on-chain, inside the caller's database transaction and in a fixed number of statements
    * whatever their count: the Submitted rows, their pending credits (balance rows locked in wallet-id order,
    * like every other writer), the ledger entries, and transaction.created plus balance.updated in the outbox.
