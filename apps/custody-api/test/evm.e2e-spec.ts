@@ -409,6 +409,81 @@ describe('withdrawals', () => {
   }, 60_000);
 });
 
+describe('internal transfers between live wallets (decision 0444)', () => {
+  const transfer = (sourceWalletId: string, destinationWalletId: string, amount: string) =>
+    live
+      .post(
+        '/transactions/transfer',
+        { sourceWalletId, destinationWalletId, amount },
+        { 'Idempotency-Key': newIdempotencyKey() },
+      )
+      .expect(201)
+      .then((r) => r.body.transactionId as string);
+
+  it('a transfer between two live ETH wallets completes (completedAt set) and sends nothing on chain', async () => {
+    const a = await liveWallet(ASSETS.ETH);
+    const b = await liveWallet(ASSETS.ETH);
+    await creditedDeposit(a.walletId, a.address, ETH);
+    const id = await transfer(a.walletId, b.walletId, '0.4');
+    const done = await until(
+      () => tx(id),
+      (t) => TERMINAL.includes(t.status),
+    );
+    expect(done).toMatchObject({
+      type: 'InternalTransfer',
+      status: 'Completed',
+      completedAt: expect.any(String),
+      txHash: null,
+      confirmations: null,
+    });
+    const statuses = await sql<{ status: string }>(
+      h,
+      `SELECT data->>'status' AS status FROM outbox WHERE entity_id = $1 AND event_type = 'transaction.status.updated'
+       ORDER BY sequence`,
+      [id],
+    );
+    expect(statuses.map((e) => e.status)).toEqual([
+      'PendingSignature',
+      'Broadcasting',
+      'Confirming',
+      'Completed',
+    ]);
+    expect(await balanceOf(a.walletId)).toMatchObject({ total: '0.6', available: '0.6' });
+    expect(await balanceOf(b.walletId)).toMatchObject({ total: '0.4', available: '0.4' });
+    // Nothing moved on chain: the ETH stays on the sending wallet's address.
+    expect(await node.balance(a.address)).toBe(ETH);
+    expect(await node.balance(b.address)).toBe(0n);
+    await ledgerMatches(a.walletId);
+    await ledgerMatches(b.walletId);
+  });
+
+  it('a withdrawal of a balance received by internal transfer fails before anything is sent, saying why', async () => {
+    const a = await liveWallet(ASSETS.ETH);
+    const b = await liveWallet(ASSETS.ETH);
+    await creditedDeposit(a.walletId, a.address, ETH);
+    const moved = await transfer(a.walletId, b.walletId, '0.5');
+    await until(
+      () => tx(moved),
+      (t) => t.status === 'Completed',
+    );
+    const dest = await addressBookEntry(ASSETS.ETH);
+    const id = await withdraw(b.walletId, dest, '0.3');
+    const failed = await until(
+      () => tx(id),
+      (t) => TERMINAL.includes(t.status),
+    );
+    expect(failed).toMatchObject({ status: 'Failed', txHash: null });
+    expect(failed.failureReason).toBe(
+      "The wallet's deposit address holds 0 ETH on chain, less than the 0.3 ETH to send: " +
+        'a balance received by internal transfer stays on the address of the wallet that sent it',
+    );
+    expect(await balanceOf(b.walletId)).toMatchObject({ total: '0.5', available: '0.5', locked: '0' });
+    expect(Number(await node.rpc<string>('eth_getTransactionCount', [b.address, 'latest']))).toBe(0);
+    expect(await node.balance(dest)).toBe(0n);
+    await ledgerMatches(b.walletId);
+  });
+});
+
 describe('reorgs', () => {
   it('an unconfirmed deposit reorged away fails as "reorged"; one mined again is credited once', async () => {
     const w = await liveWallet(ASSETS.ETH);

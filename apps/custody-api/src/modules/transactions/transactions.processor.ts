@@ -79,7 +79,7 @@ export class TransactionsProcessor {
     }
     const chain = this.chains.for(current);
     // On a watched chain the watcher moves what depends on the chain: a sent withdrawal out of Broadcasting
-    // (its receipt) and anything out of Confirming (its confirmations).
+    // (its receipt) and a deposit or withdrawal out of Confirming (its confirmations).
     if (chain.watchesConfirmations && this.watcherStep(current)) return undefined;
     // The broadcast is the one step with an effect outside the database: it runs under the row lock, so a
     // cancel either lands before it (and nothing is broadcast) or waits and then finds Broadcasting. A
@@ -108,7 +108,13 @@ export class TransactionsProcessor {
     return updated;
   }
 
+  /**
+   * The watcher's steps: it follows only transactions with an on-chain leg (evm_transfers rows). An internal
+   * transfer is a ledger move inside the custodian with nothing on the chain: the machine completes it, as on
+   * the simulator (decision 0444).
+   */
   private watcherStep(t: TransactionRecord): boolean {
+    if (t.type === 'InternalTransfer') return false;
     return t.status === 'Confirming' || (t.status === 'Broadcasting' && t.type === 'Withdrawal');
   }
 
