@@ -717,7 +717,7 @@ describe('an earlier send that was never recorded (decision 0440)', () => {
     90_000,
   );
 
-  it('cannot be cancelled (409, hold kept); the worker then records it and completes it', async () => {
+  it('cannot be cancelled (409, hold kept); the worker then records it and completes it, address-book entry deleted or not', async () => {
     const s = await unrecordedSend(false);
     // Where such an attempt leaves the withdrawal: PendingSignature (its step into it had committed).
     await sql(
@@ -729,6 +729,10 @@ describe('an earlier send that was never recorded (decision 0440)', () => {
     expect(refused.body.message).toMatch(/may already be on the chain/);
     expect(await tx(s.id)).toMatchObject({ status: 'PendingSignature', txHash: null });
     expect(await balanceOf(s.w.walletId)).toMatchObject({ available: '0.75', locked: '0.25' });
+    // Its address-book entry deleted meanwhile: the send may be on the chain, so it is recorded, never failed.
+    const book = await live.get(`/address-book?assetId=${ASSETS.ETH}`).expect(200);
+    const entry = (book.body.items as { id: string; address: string }[]).find((e) => e.address === s.dest);
+    await live.delete(`/address-book/${entry!.id}`).expect(204);
 
     // The worker's retry of the broadcast step (here the stuck-transaction sweeper's re-drive) records it.
     worker = await bootWorker(h, {

@@ -5,7 +5,8 @@ import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
 import { AssetsService } from '../assets/assets.service';
 import { normalizeExternalAddress } from '../chain/addresses';
-import { type AddressBookRow, AddressBookRepository } from './address-book.repository';
+import type { EntityManager } from 'typeorm';
+import { type AddressBookRow, AddressBookRepository, holdBookEntry } from './address-book.repository';
 
 const entryDto = (row: AddressBookRow) => ({
   id: row.id,
@@ -74,8 +75,23 @@ export class AddressBookService {
     }
   }
 
-  /** Withdrawal check: the destination must already be in the book for the asset. */
-  contains(caller: Caller, assetId: string, address: string, tag: string | null): Promise<boolean> {
-    return this.repository.contains(caller, assetId, address, tag);
+  /**
+   * Withdrawal check, inside the withdrawal's write transaction: the destination must already be in the book for
+   * the asset; the entry stays locked (`FOR SHARE`) until that transaction ends.
+   */
+  holdsIn(
+    manager: EntityManager,
+    caller: Caller,
+    assetId: string,
+    address: string,
+    tag: string | null,
+  ): Promise<boolean> {
+    return holdBookEntry(manager, {
+      tenantId: caller.tenantId,
+      environment: caller.environment,
+      assetId,
+      address,
+      tag,
+    });
   }
 }

@@ -21,6 +21,10 @@ import { StepBatches } from './step-batches';
 import { TransactionsRepository, type TransitionMove } from './transactions.repository';
 import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
 
+/** The failureReason of a withdrawal whose destination left the address book before it was sent. */
+export const DESTINATION_REMOVED =
+  'The destination address was removed from the address book before the withdrawal was sent';
+
 /**
  * The transaction state machine (worker role). Each job moves one transaction from `expectedStatus`, and on
  * through the steps due at once; a stale or repeated job finds another status and does nothing.
@@ -119,6 +123,16 @@ export class TransactionsProcessor {
   }
 
   private async broadcast(current: TransactionRecord, manager: EntityManager): Promise<TransitionMove> {
+    // The destination must still be in the address book when the funds leave (it was when the withdrawal was
+    // created; it may have been deleted while the withdrawal waited for its approvals or its step). Unless an
+    // earlier attempt may already have sent it (decision 0440): that one is recorded, never failed.
+    if (
+      current.type === 'Withdrawal' &&
+      !(await this.repository.destinationInBook(manager, current)) &&
+      !(await this.repository.hasUnrecordedSend(manager, current.id))
+    ) {
+      return this.move(current, 'Failed', null, DESTINATION_REMOVED);
+    }
     const result = await this.chains.for(current).broadcast({
       transactionId: current.id,
       network: current.assetNetwork,

@@ -36,6 +36,7 @@ import {
   TransactionWriter,
 } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
+import { bookThenPolicy, NOT_IN_BOOK } from './destination-gate';
 
 type TransactionResponse = ReturnType<typeof transactionDto>;
 
@@ -222,14 +223,7 @@ export class TransactionsService {
       body.destinationAddress,
       body.destinationTag,
     );
-    const notInBook = () =>
-      badRequest('Destination address is not in the address book', {
-        destinationAddress: ['Add this address to the address book for this asset first'],
-      });
     if (!destination.ok) throw notInBook();
-    if (!(await this.addressBook.contains(caller, asset.id, destination.address, destination.tag))) {
-      throw notInBook();
-    }
     const record: TransactionRecord = {
       ...this.baseRecord(caller, 'Withdrawal', source, asset, units),
       sourceWalletId: source.id,
@@ -238,16 +232,20 @@ export class TransactionsService {
       destinationTag: destination.tag,
       note: body.note ?? null,
     };
-    // The tenant's withdrawal policy, evaluated in the same database transaction as the hold (decision 0220).
-    const policy = this.policies.gate(caller, {
-      transactionId: record.id,
-      walletId: source.id,
-      vaultId: source.vaultId,
-      asset,
-      units,
-      destinationAddress: destination.address,
-      destinationTag: destination.tag,
-    });
+    // The address book, then the tenant's withdrawal policy, checked in the same database transaction as the hold
+    // (decision 0220): an entry deleted before that transaction refuses the withdrawal, one deleted after waits.
+    const policy = bookThenPolicy(
+      (manager) => this.addressBook.holdsIn(manager, caller, asset.id, destination.address, destination.tag),
+      this.policies.gate(caller, {
+        transactionId: record.id,
+        walletId: source.id,
+        vaultId: source.vaultId,
+        asset,
+        units,
+        destinationAddress: destination.address,
+        destinationTag: destination.tag,
+      }),
+    );
     return this.create(
       caller,
       record,
@@ -335,6 +333,7 @@ export class TransactionsService {
     });
     if ('policyRefusal' in outcome) {
       const { rule, message } = outcome.policyRefusal;
+      if (rule === NOT_IN_BOOK) throw notInBook();
       throw badRequest(`Refused by the withdrawal policy (${rule}): ${message}`, {
         [`policy.${rule}`]: [message],
       });
@@ -374,6 +373,11 @@ export class TransactionsService {
     };
   }
 }
+
+const notInBook = () =>
+  badRequest('Destination address is not in the address book', {
+    destinationAddress: ['Add this address to the address book for this asset first'],
+  });
 
 /** Same body means same parsed request: a stable hash of the validated fields. */
 function hashBody(body: Record<string, unknown>): string {
