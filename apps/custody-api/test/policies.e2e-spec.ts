@@ -612,6 +612,58 @@ describe('approvals', () => {
     expect(await status(id)).toBe('Cancelled');
   });
 
+  it("a rejection racing the requester's cancel answers 409, never 500: one cancel, one release", async () => {
+    await threshold();
+    const w = await fundedWallet(api, ASSETS.BTC, '3');
+    const id = (await withdraw(w.walletId, '1').expect(201)).body.transactionId as string;
+    // The cancel takes the withdrawal's row and then waits for the wallet's balance row, which the test holds;
+    // the rejection arrives in that moment. It must wait for the cancel and then find the withdrawal Cancelled.
+    const runner = h.api.get(DataSource).createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    await runner.query('SELECT 1 FROM balances WHERE wallet_id = $1 FOR UPDATE', [w.walletId]);
+    const lockWaits = () =>
+      sql<{ n: number }>(
+        h,
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      ).then((r) => r[0]!.n);
+    let cancel: Promise<{ status: number }>;
+    let reject: Promise<{ status: number; body: { message?: string } }>;
+    try {
+      cancel = api.post(`/transactions/${id}/cancel`).then((r) => r);
+      await waitFor(lockWaits, (n) => n === 1);
+      reject = approvers[0]!.post(`/transactions/${id}/reject`, { reason: 'late' }).then((r) => r);
+      await waitFor(lockWaits, (n) => n === 2);
+    } finally {
+      await runner.commitTransaction();
+      await runner.release();
+    }
+    expect((await cancel!).status).toBe(200);
+    const refused = await reject!;
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe('The approval request is already cancelled');
+    expect(await balance(w.walletId)).toMatchObject({ total: '3', available: '3', locked: '0' });
+
+    // And raced freely, a few times: whichever lands first, no 5xx, one Cancelled, one release of the hold.
+    for (let i = 0; i < 5; i++) {
+      const raced = (await withdraw(w.walletId, '1').expect(201)).body.transactionId as string;
+      const answers = await Promise.all([
+        api.post(`/transactions/${raced}/cancel`),
+        approvers[i % 3]!.post(`/transactions/${raced}/reject`, {}),
+      ]);
+      for (const a of answers) expect([200, 409]).toContain(a.status);
+      expect(await status(raced)).toBe('Cancelled');
+      const [releases] = await sql<{ n: number }>(
+        h,
+        `SELECT count(*)::int AS n FROM ledger_entries WHERE transaction_id = $1 AND kind = 'release'`,
+        [raced],
+      );
+      expect(releases!.n).toBe(1);
+    }
+    expect(await balance(w.walletId)).toMatchObject({ total: '3', available: '3', locked: '0' });
+  });
+
   it('an expired approval window cancels it (worker) and releases the hold', async () => {
     await setPolicy({
       approvals: [{ asset: 'BTC', above: '0', required: 1, approvers: [approverKeys[0]!.apiKey] }],
