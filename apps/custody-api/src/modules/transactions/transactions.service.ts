@@ -152,7 +152,7 @@ export class TransactionsService {
         destinationWalletId: ['Holds a different asset than the source wallet'],
       });
     }
-    const asset = (await this.assets.find(source.assetId))!;
+    const asset = await this.assets.heldAsset(source.assetId);
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'sourceWalletId');
     const units = this.units(asset, body.amount);
     const record: TransactionRecord = {
@@ -204,7 +204,7 @@ export class TransactionsService {
     claim: IdempotencyClaim,
   ): Promise<TransactionResponse> {
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
-    const asset = (await this.assets.find(source.assetId))!;
+    const asset = await this.assets.heldAsset(source.assetId);
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'sourceWalletId');
     const units = this.units(asset, body.amount);
     if (asset.requiresTag && body.destinationTag === undefined) {
@@ -261,7 +261,8 @@ export class TransactionsService {
     if (caller.environment !== 'sandbox') throw forbidden('Sandbox deposits need a test key');
     const body = sandboxDepositSchema.parse(input ?? {});
     const wallet = await this.bodyWallet(caller, body.walletId, 'walletId');
-    const asset = (await this.assets.find(wallet.assetId))!;
+    // Deposits still arrive for a disabled asset (decision 0203: funds on chain cannot be refused).
+    const asset = await this.assets.heldAsset(wallet.assetId);
     const units = this.units(asset, body.amount);
     const record: TransactionRecord = {
       ...this.baseRecord(caller, 'Deposit', wallet, asset, units),

@@ -123,7 +123,9 @@ export class VaultsService {
 
   async addAddress(caller: Caller, id: string) {
     const wallet = await this.walletOrThrow(caller, id);
-    const asset = (await this.assets.find(wallet.assetId))!;
+    const asset = await this.assets.heldAsset(wallet.assetId);
+    // A new deposit address is something new started with the asset (decision 0203); the path names the wallet.
+    await this.assets.assertEnabledFor(caller.tenantId, asset, 'walletId');
     const derived = await this.repository.addAddress(caller.tenantId, wallet.id, (seed, index) =>
       deriveDepositAddress(this.tenants.openSeed(caller.tenantId, seed), asset, caller.environment, index),
     );
@@ -132,7 +134,7 @@ export class VaultsService {
 
   async balance(caller: Caller, id: string) {
     const wallet = await this.walletOrThrow(caller, id);
-    const asset = (await this.assets.find(wallet.assetId))!;
+    const asset = await this.assets.heldAsset(wallet.assetId);
     const row = (await this.repository.balance(wallet.id))!;
     return {
       walletId: wallet.id,
