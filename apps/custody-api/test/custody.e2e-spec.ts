@@ -183,6 +183,29 @@ describe('wallets and deposit addresses', () => {
     expect(tenant.hd_seed_sealed).toMatch(/^v1\./);
   });
 
+  it('an unknown or disabled asset in the body is 400 on assetId (404 stays for the path); any case of an asset id', async () => {
+    const vault = await api.post('/vaults', { externalId: 'assets-1', name: 'A' }).expect(201);
+    for (const assetId of ['nope', 'a0000000-0000-4000-8000-00000000dead']) {
+      const res = await api.post(`/vaults/${vault.body.id}/wallets`, { assetId }).expect(400);
+      expect(res.body).toEqual({
+        message: 'Unknown asset',
+        errors: { assetId: ['Unknown or disabled asset'] },
+      });
+    }
+    await api
+      .post('/vaults/00000000-0000-4000-8000-000000000000/wallets', { assetId: ASSETS.BTC })
+      .expect(404);
+    const upper = ASSETS.ETH.toUpperCase();
+    const wallet = await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: upper }).expect(201);
+    expect(wallet.body.assetId).toBe(ASSETS.ETH);
+    const entry = await api
+      .post('/address-book', { assetId: upper, address: ETH_OK, label: 'Upper id' })
+      .expect(201);
+    expect(entry.body.assetId).toBe(ASSETS.ETH);
+    const listed = await api.get(`/address-book?assetId=${upper}`).expect(200);
+    expect(listed.body.items.map((e: { id: string }) => e.id)).toContain(entry.body.id);
+  });
+
   it('live keys get mainnet addresses', async () => {
     const live = client(h.api, await createKey(h.api, tenantId, { environment: 'live' }));
     const vault = await live.post('/vaults', { externalId: 'live-1', name: 'L' }).expect(201);

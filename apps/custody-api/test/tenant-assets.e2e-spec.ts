@@ -271,9 +271,9 @@ describe('per-tenant assets', () => {
     const vault = await api.post('/vaults', { externalId: 'preset', name: 'Preset' }).expect(201);
     const wallet = await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: 'eth' }).expect(201);
     expect(wallet.body).toMatchObject({ assetId: ASSETS.ETH });
-    await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: 'DOGE' }).expect(404);
+    await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: 'DOGE' }).expect(400);
   });
-  it('an asset disabled globally: existing wallets still read (balance, wallet, transactions) and receive; new moves and addresses are 400', async () => {
+  it('an asset disabled globally: existing wallets still read (balance, wallet, transactions) and receive; new moves, addresses, wallets and entries are 400', async () => {
     const { tenantId, api } = await tenantWithKey('Retired');
     const a = await fundedWallet(api, ASSETS.XRP, '5');
     const b = await fundedWallet(api, ASSETS.XRP, undefined);
@@ -318,6 +318,18 @@ describe('per-tenant assets', () => {
       expect([withdraw.status, withdraw.body]).toEqual([400, refusal('sourceWalletId')]);
       const address = await onB.post(`/wallets/${a.walletId}/addresses`);
       expect([address.status, address.body]).toEqual([400, refusal('walletId')]);
+      // …nor a wallet or an address-book entry (an unknown asset to them: 400 on assetId).
+      const vault = await onB.post('/vaults', { externalId: 'after-switch', name: 'V' }).expect(201);
+      const unknown = { message: 'Unknown asset', errors: { assetId: ['Unknown or disabled asset'] } };
+      const wallet = await onB.post(`/vaults/${vault.body.id}/wallets`, { assetId: ASSETS.XRP });
+      expect([wallet.status, wallet.body]).toEqual([400, unknown]);
+      const entry = await onB.post('/address-book', {
+        assetId: ASSETS.XRP,
+        address: XRP_BOOK,
+        tag: '10',
+        label: 'Y',
+      });
+      expect([entry.status, entry.body]).toEqual([400, unknown]);
       // Funds arriving on chain cannot be refused: an existing wallet is still credited.
       const dep = await onB.post('/sandbox/deposits', { walletId: b.walletId, amount: '0.5' }).expect(201);
       await waitFor(

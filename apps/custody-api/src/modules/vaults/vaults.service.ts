@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createVaultSchema, createWalletSchema, listVaultsSchema } from '@tessera/contracts';
-import { conflict, notFound, TtlCache } from '@tessera/platform';
+import { badRequest, conflict, notFound, TtlCache } from '@tessera/platform';
 import { formatAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
 import { decodeCursor, encodeCursor } from '../../common/cursor';
@@ -76,7 +76,8 @@ export class VaultsService {
     const body = createWalletSchema.parse(input ?? {});
     await this.vaultOrThrow(caller, vaultId);
     const asset = await this.assets.findByRef(body.assetId);
-    if (!asset) throw notFound('Asset not found');
+    // A body field, not the path's resource: 400 on the field, as the address book answers it.
+    if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
     const wallet = await this.repository.createWallet(
       caller,
