@@ -511,6 +511,45 @@ describe('transfers and withdrawals', () => {
     expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ available: '1' });
   });
 
+  it('an amount the ledger could not hold (numeric(78,0)) is 400 on amount for deposits, transfers and withdrawals', async () => {
+    const a = await fundedWallet(api, ASSETS.ETH, '1');
+    const b = await fundedWallet(api, ASSETS.ETH, undefined);
+    await api.post('/address-book', { assetId: ASSETS.ETH, address: ETH_OK, label: 'Big' }).expect(201);
+    const before = await sql(h, 'SELECT count(*)::int AS n FROM transactions');
+    const huge = `1${'0'.repeat(90)}`;
+    const tooLarge = {
+      message: 'amount: Too large: at most 30 digits before the decimal point',
+      errors: { amount: ['Too large: at most 30 digits before the decimal point'] },
+    };
+    for (const amount of [huge, `1${'0'.repeat(30)}`, `${'9'.repeat(60)}.1`]) {
+      const deposit = await api.post('/sandbox/deposits', { walletId: b.walletId, amount });
+      expect([deposit.status, deposit.body]).toEqual([400, tooLarge]);
+      const transfer = await api.post(
+        '/transactions/transfer',
+        { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+      expect([transfer.status, transfer.body]).toEqual([400, tooLarge]);
+      const withdraw = await api.post(
+        '/transactions/withdraw',
+        { sourceWalletId: a.walletId, destinationAddress: ETH_OK, amount },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+      expect([withdraw.status, withdraw.body]).toEqual([400, tooLarge]);
+    }
+    expect(await sql(h, 'SELECT count(*)::int AS n FROM transactions')).toEqual(before);
+    // 30 digits is still an amount (refused here for the funds, not its size).
+    const largest = await api.post(
+      '/transactions/transfer',
+      { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '9'.repeat(30) },
+      { 'idempotency-key': newIdempotencyKey() },
+    );
+    expect([largest.status, largest.body.errors]).toEqual([
+      400,
+      { amount: ['Exceeds the available balance'] },
+    ]);
+  });
+
   it('a withdrawal to a destination not in the address book is 400', async () => {
     const a = await fundedWallet(api, ASSETS.BTC, '1');
     const res = await api
