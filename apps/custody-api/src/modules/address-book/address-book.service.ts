@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { createAddressBookEntrySchema, listAddressBookSchema } from '@tessera/contracts';
 import { badRequest, notFound } from '@tessera/platform';
+import type { EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
 import { AssetsService } from '../assets/assets.service';
 import { normalizeExternalAddress } from '../chain/addresses';
-import type { EntityManager } from 'typeorm';
 import { type AddressBookRow, AddressBookRepository, holdBookEntry } from './address-book.repository';
 
 const entryDto = (row: AddressBookRow) => ({
