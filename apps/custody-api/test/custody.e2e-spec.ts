@@ -183,6 +183,29 @@ describe('wallets and deposit addresses', () => {
     expect(tenant.hd_seed_sealed).toMatch(/^v1\./);
   });
 
+  it('an unknown or disabled asset in the body is 400 on assetId (404 stays for the path); any case of an asset id', async () => {
+    const vault = await api.post('/vaults', { externalId: 'assets-1', name: 'A' }).expect(201);
+    for (const assetId of ['nope', 'a0000000-0000-4000-8000-00000000dead']) {
+      const res = await api.post(`/vaults/${vault.body.id}/wallets`, { assetId }).expect(400);
+      expect(res.body).toEqual({
+        message: 'Unknown asset',
+        errors: { assetId: ['Unknown or disabled asset'] },
+      });
+    }
+    await api
+      .post('/vaults/00000000-0000-4000-8000-000000000000/wallets', { assetId: ASSETS.BTC })
+      .expect(404);
+    const upper = ASSETS.ETH.toUpperCase();
+    const wallet = await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: upper }).expect(201);
+    expect(wallet.body.assetId).toBe(ASSETS.ETH);
+    const entry = await api
+      .post('/address-book', { assetId: upper, address: ETH_OK, label: 'Upper id' })
+      .expect(201);
+    expect(entry.body.assetId).toBe(ASSETS.ETH);
+    const listed = await api.get(`/address-book?assetId=${upper}`).expect(200);
+    expect(listed.body.items.map((e: { id: string }) => e.id)).toContain(entry.body.id);
+  });
+
   it('live keys get mainnet addresses', async () => {
     const live = client(h.api, await createKey(h.api, tenantId, { environment: 'live' }));
     const vault = await live.post('/vaults', { externalId: 'live-1', name: 'L' }).expect(201);
@@ -486,6 +509,45 @@ describe('transfers and withdrawals', () => {
     const after = await sql(h, 'SELECT count(*)::int AS n FROM transactions');
     expect(after).toEqual(before);
     expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ available: '1' });
+  });
+
+  it('an amount the ledger could not hold (numeric(78,0)) is 400 on amount for deposits, transfers and withdrawals', async () => {
+    const a = await fundedWallet(api, ASSETS.ETH, '1');
+    const b = await fundedWallet(api, ASSETS.ETH, undefined);
+    await api.post('/address-book', { assetId: ASSETS.ETH, address: ETH_OK, label: 'Big' }).expect(201);
+    const before = await sql(h, 'SELECT count(*)::int AS n FROM transactions');
+    const huge = `1${'0'.repeat(90)}`;
+    const tooLarge = {
+      message: 'amount: Too large: at most 30 digits before the decimal point',
+      errors: { amount: ['Too large: at most 30 digits before the decimal point'] },
+    };
+    for (const amount of [huge, `1${'0'.repeat(30)}`, `${'9'.repeat(60)}.1`]) {
+      const deposit = await api.post('/sandbox/deposits', { walletId: b.walletId, amount });
+      expect([deposit.status, deposit.body]).toEqual([400, tooLarge]);
+      const transfer = await api.post(
+        '/transactions/transfer',
+        { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+      expect([transfer.status, transfer.body]).toEqual([400, tooLarge]);
+      const withdraw = await api.post(
+        '/transactions/withdraw',
+        { sourceWalletId: a.walletId, destinationAddress: ETH_OK, amount },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+      expect([withdraw.status, withdraw.body]).toEqual([400, tooLarge]);
+    }
+    expect(await sql(h, 'SELECT count(*)::int AS n FROM transactions')).toEqual(before);
+    // 30 digits is still an amount (refused here for the funds, not its size).
+    const largest = await api.post(
+      '/transactions/transfer',
+      { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '9'.repeat(30) },
+      { 'idempotency-key': newIdempotencyKey() },
+    );
+    expect([largest.status, largest.body.errors]).toEqual([
+      400,
+      { amount: ['Exceeds the available balance'] },
+    ]);
   });
 
   it('a withdrawal to a destination not in the address book is 400', async () => {

@@ -409,6 +409,81 @@ describe('withdrawals', () => {
   }, 60_000);
 });
 
+describe('internal transfers between live wallets (decision 0444)', () => {
+  const transfer = (sourceWalletId: string, destinationWalletId: string, amount: string) =>
+    live
+      .post(
+        '/transactions/transfer',
+        { sourceWalletId, destinationWalletId, amount },
+        { 'Idempotency-Key': newIdempotencyKey() },
+      )
+      .expect(201)
+      .then((r) => r.body.transactionId as string);
+
+  it('a transfer between two live ETH wallets completes (completedAt set) and sends nothing on chain', async () => {
+    const a = await liveWallet(ASSETS.ETH);
+    const b = await liveWallet(ASSETS.ETH);
+    await creditedDeposit(a.walletId, a.address, ETH);
+    const id = await transfer(a.walletId, b.walletId, '0.4');
+    const done = await until(
+      () => tx(id),
+      (t) => TERMINAL.includes(t.status),
+    );
+    expect(done).toMatchObject({
+      type: 'InternalTransfer',
+      status: 'Completed',
+      completedAt: expect.any(String),
+      txHash: null,
+      confirmations: null,
+    });
+    const statuses = await sql<{ status: string }>(
+      h,
+      `SELECT data->>'status' AS status FROM outbox WHERE entity_id = $1 AND event_type = 'transaction.status.updated'
+       ORDER BY sequence`,
+      [id],
+    );
+    expect(statuses.map((e) => e.status)).toEqual([
+      'PendingSignature',
+      'Broadcasting',
+      'Confirming',
+      'Completed',
+    ]);
+    expect(await balanceOf(a.walletId)).toMatchObject({ total: '0.6', available: '0.6' });
+    expect(await balanceOf(b.walletId)).toMatchObject({ total: '0.4', available: '0.4' });
+    // Nothing moved on chain: the ETH stays on the sending wallet's address.
+    expect(await node.balance(a.address)).toBe(ETH);
+    expect(await node.balance(b.address)).toBe(0n);
+    await ledgerMatches(a.walletId);
+    await ledgerMatches(b.walletId);
+  });
+
+  it('a withdrawal of a balance received by internal transfer fails before anything is sent, saying why', async () => {
+    const a = await liveWallet(ASSETS.ETH);
+    const b = await liveWallet(ASSETS.ETH);
+    await creditedDeposit(a.walletId, a.address, ETH);
+    const moved = await transfer(a.walletId, b.walletId, '0.5');
+    await until(
+      () => tx(moved),
+      (t) => t.status === 'Completed',
+    );
+    const dest = await addressBookEntry(ASSETS.ETH);
+    const id = await withdraw(b.walletId, dest, '0.3');
+    const failed = await until(
+      () => tx(id),
+      (t) => TERMINAL.includes(t.status),
+    );
+    expect(failed).toMatchObject({ status: 'Failed', txHash: null });
+    expect(failed.failureReason).toBe(
+      "The wallet's deposit address holds 0 ETH on chain, less than the 0.3 ETH to send: " +
+        'a balance received by internal transfer stays on the address of the wallet that sent it',
+    );
+    expect(await balanceOf(b.walletId)).toMatchObject({ total: '0.5', available: '0.5', locked: '0' });
+    expect(Number(await node.rpc<string>('eth_getTransactionCount', [b.address, 'latest']))).toBe(0);
+    expect(await node.balance(dest)).toBe(0n);
+    await ledgerMatches(b.walletId);
+  });
+});
+
 describe('reorgs', () => {
   it('an unconfirmed deposit reorged away fails as "reorged"; one mined again is credited once', async () => {
     const w = await liveWallet(ASSETS.ETH);
@@ -560,74 +635,115 @@ describe('gas top-ups under load (decision 0439)', () => {
 });
 
 describe('an earlier send that was never recorded (decision 0440)', () => {
+  /**
+   * What an attempt leaves when the node took its transaction and its database transaction then rolled back (a
+   * lost answer, a crash): the intent committed, the transaction on the node, nothing recorded. The worker is
+   * stopped while it is set up; `mined` mines the transaction.
+   */
+  async function unrecordedSend(mined: boolean) {
+    const w = await liveWallet(ASSETS.ETH);
+    await creditedDeposit(w.walletId, w.address, ETH);
+    const dest = await addressBookEntry(ASSETS.ETH);
+    await worker?.close();
+    worker = undefined;
+    const id = await withdraw(w.walletId, dest, '0.25');
+
+    const [sender] = await sql<{ path: string; seed: string; tenant: string }>(
+      h,
+      `SELECT a.derivation_path AS path, t.hd_seed_sealed AS seed, t.id AS tenant
+         FROM wallet_addresses a JOIN wallets wl ON wl.id = a.wallet_id JOIN tenants t ON t.id = wl.tenant_id
+        WHERE a.wallet_id = $1`,
+      [w.walletId],
+    );
+    const account = new EvmKeys(h.env.env.SECRETS_MASTER_KEY!).account(
+      sender.tenant,
+      sender.seed,
+      sender.path,
+    );
+    const nonce = Number(await node.rpc<string>('eth_getTransactionCount', [w.address, 'pending']));
+    const fees = { maxFeePerGas: 20_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+    const raw = await account.signTransaction({
+      chainId: 31337,
+      type: 'eip1559',
+      nonce,
+      to: dest as `0x${string}`,
+      value: ETH / 4n,
+      gas: 21_000n,
+      ...fees,
+    });
+    await sql(
+      h,
+      `INSERT INTO evm_send_intents (transaction_id, chain_id, from_address, nonce, tx_hash, raw_tx, gas_limit,
+                                     max_fee_per_gas, max_priority_fee_per_gas)
+       VALUES ($1, 31337, $2, $3, $4, $5, 21000, $6, $7)`,
+      [
+        id,
+        w.address.toLowerCase(),
+        nonce,
+        keccak256(raw),
+        raw,
+        String(fees.maxFeePerGas),
+        String(fees.maxPriorityFeePerGas),
+      ],
+    );
+    const hash = await node.sendRaw(raw);
+    if (mined) await node.mine(1);
+    return { w, dest, id, nonce, hash };
+  }
+
+  /** Sent once: one transaction from the address, the amount arrived once, the intent gone, the ledger = chain. */
+  async function sentOnce(s: Awaited<ReturnType<typeof unrecordedSend>>) {
+    expect(Number(await node.rpc<string>('eth_getTransactionCount', [s.w.address, 'latest']))).toBe(
+      s.nonce + 1,
+    );
+    expect(await node.balance(s.dest)).toBe(ETH / 4n);
+    expect(await sql(h, 'SELECT 1 FROM evm_send_intents WHERE transaction_id = $1', [s.id])).toEqual([]);
+    const fee = await feeOf(s.hash);
+    expect(await ledgerMatches(s.w.walletId)).toMatchObject({
+      total: String(ETH - ETH / 4n - fee),
+      locked: '0',
+    });
+  }
+
   it.each(['pending', 'mined'])(
     'is found and recorded when %s: one transfer on the chain, Completed once, the hold not released early',
     async (state) => {
-      const w = await liveWallet(ASSETS.ETH);
-      await creditedDeposit(w.walletId, w.address, ETH);
-      const dest = await addressBookEntry(ASSETS.ETH);
-      await worker?.close();
-      worker = undefined;
-      const id = await withdraw(w.walletId, dest, '0.25');
-
-      // What an attempt leaves when the node took its transaction and its database transaction then rolled
-      // back (a lost answer, a crash): the intent committed, the transaction on the node, nothing recorded.
-      const [sender] = await sql<{ path: string; seed: string; tenant: string }>(
-        h,
-        `SELECT a.derivation_path AS path, t.hd_seed_sealed AS seed, t.id AS tenant
-           FROM wallet_addresses a JOIN wallets wl ON wl.id = a.wallet_id JOIN tenants t ON t.id = wl.tenant_id
-          WHERE a.wallet_id = $1`,
-        [w.walletId],
-      );
-      const account = new EvmKeys(h.env.env.SECRETS_MASTER_KEY!).account(
-        sender.tenant,
-        sender.seed,
-        sender.path,
-      );
-      const nonce = Number(await node.rpc<string>('eth_getTransactionCount', [w.address, 'pending']));
-      const fees = { maxFeePerGas: 20_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
-      const raw = await account.signTransaction({
-        chainId: 31337,
-        type: 'eip1559',
-        nonce,
-        to: dest as `0x${string}`,
-        value: ETH / 4n,
-        gas: 21_000n,
-        ...fees,
-      });
-      await sql(
-        h,
-        `INSERT INTO evm_send_intents (transaction_id, chain_id, from_address, nonce, tx_hash, raw_tx, gas_limit,
-                                       max_fee_per_gas, max_priority_fee_per_gas)
-         VALUES ($1, 31337, $2, $3, $4, $5, 21000, $6, $7)`,
-        [
-          id,
-          w.address.toLowerCase(),
-          nonce,
-          keccak256(raw),
-          raw,
-          String(fees.maxFeePerGas),
-          String(fees.maxPriorityFeePerGas),
-        ],
-      );
-      const hash = await node.sendRaw(raw);
-      if (state === 'mined') await node.mine(1);
-
+      const s = await unrecordedSend(state === 'mined');
       worker = await bootWorker(h, chainVars);
-      const [done] = await settledWhileMining([id], 30_000);
-      expect(done).toMatchObject({ status: 'Completed', txHash: hash });
-      // Sent once: the address's next nonce is one past the earlier send, and the destination got 0.25 ETH.
-      expect(Number(await node.rpc<string>('eth_getTransactionCount', [w.address, 'latest']))).toBe(
-        nonce + 1,
-      );
-      expect(await node.balance(dest)).toBe(ETH / 4n);
-      expect(await sql(h, 'SELECT 1 FROM evm_send_intents WHERE transaction_id = $1', [id])).toEqual([]);
-      const fee = await feeOf(hash);
-      expect(await ledgerMatches(w.walletId)).toMatchObject({
-        total: String(ETH - ETH / 4n - fee),
-        locked: '0',
-      });
+      const [done] = await settledWhileMining([s.id], 30_000);
+      expect(done).toMatchObject({ status: 'Completed', txHash: s.hash });
+      await sentOnce(s);
     },
     90_000,
   );
+
+  it('cannot be cancelled (409, hold kept); the worker then records it and completes it, address-book entry deleted or not', async () => {
+    const s = await unrecordedSend(false);
+    // Where such an attempt leaves the withdrawal: PendingSignature (its step into it had committed).
+    await sql(
+      h,
+      `UPDATE transactions SET status = 'PendingSignature', updated_at = now() - interval '1 minute' WHERE id = $1`,
+      [s.id],
+    );
+    const refused = await live.post(`/transactions/${s.id}/cancel`).expect(409);
+    expect(refused.body.message).toMatch(/may already be on the chain/);
+    expect(await tx(s.id)).toMatchObject({ status: 'PendingSignature', txHash: null });
+    expect(await balanceOf(s.w.walletId)).toMatchObject({ available: '0.75', locked: '0.25' });
+    // Its address-book entry deleted meanwhile: the send may be on the chain, so it is recorded, never failed.
+    const book = await live.get(`/address-book?assetId=${ASSETS.ETH}`).expect(200);
+    const entry = (book.body.items as { id: string; address: string }[]).find((e) => e.address === s.dest);
+    await live.delete(`/address-book/${entry!.id}`).expect(204);
+
+    // The worker's retry of the broadcast step (here the stuck-transaction sweeper's re-drive) records it.
+    worker = await bootWorker(h, {
+      ...chainVars,
+      CUSTODY_SWEEP_AFTER_MS: '200',
+      CUSTODY_SWEEP_INTERVAL_MS: '200',
+    });
+    const [done] = await settledWhileMining([s.id], 30_000);
+    expect(done).toMatchObject({ status: 'Completed', txHash: s.hash });
+    await sentOnce(s);
+    await worker.close();
+    worker = await bootWorker(h, chainVars);
+  }, 90_000);
 });

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { CanonicalAddresses1795600000444 } from '../src/database/migrations/1795600000444-CanonicalAddresses';
 import { StuckTransactionSweeper } from '../src/modules/transactions/stuck-transaction-sweeper';
 import {
   admin,
@@ -26,6 +28,7 @@ import {
 
 const BOOK = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
 const OTHER = 'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7';
+const XRP_DEST = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh';
 
 /** A well-formed key id that is not this one (its last hex digit changed). */
 const otherKeyId = (apiKey: string) => apiKey.slice(0, -1) + (apiKey.endsWith('0') ? '1' : '0');
@@ -257,6 +260,107 @@ describe('hard rules', () => {
       [w.walletId],
     );
     expect(count!.n).toBe(2);
+  });
+
+  it('destinations: an address or tag spelled another way is the same destination (canonical forms)', async () => {
+    const w = await fundedWallet(api, ASSETS.BTC, '3');
+    const x = await fundedWallet(api, ASSETS.XRP, '5');
+    // bech32 is case-insensitive: the deny list and the book store the lowercase spelling.
+    const SPARE = 'tb1q6d5073l86p4pldcjc3xsasw4kjvxshxwrpgrkv';
+    await setPolicy({
+      destinations: {
+        mode: 'deny',
+        entries: [
+          { asset: 'BTC', address: SPARE.toUpperCase() },
+          { asset: 'XRP', address: XRP_DEST, tag: '7' },
+        ],
+      },
+    }).expect(200);
+    const policy = (await api.get('/policies').expect(200)).body;
+    expect(policy.destinations.entries).toEqual([
+      expect.objectContaining({ address: SPARE, tag: null }),
+      expect.objectContaining({ address: XRP_DEST, tag: '7' }),
+    ]);
+    const entry = await api
+      .post('/address-book', { assetId: ASSETS.BTC, address: SPARE.toUpperCase(), label: 'Upper' })
+      .expect(201);
+    expect(entry.body.address).toBe(SPARE);
+    for (const spelling of [SPARE.toUpperCase(), SPARE]) {
+      const denied = await withdraw(w.walletId, '0.1', spelling).expect(400);
+      expect(denied.body.errors['policy.destinations']).toEqual([
+        'The destination is on the policy deny list',
+      ]);
+    }
+    // An XRP tag is a number: "07" is the tag 7.
+    const tagged = await api
+      .post('/address-book', { assetId: ASSETS.XRP, address: XRP_DEST, tag: '07', label: 'Tag 7' })
+      .expect(201);
+    expect(tagged.body.tag).toBe('7');
+    for (const destinationTag of ['07', '0000007', '7']) {
+      const denied = await api
+        .post(
+          '/transactions/withdraw',
+          { sourceWalletId: x.walletId, destinationAddress: XRP_DEST, destinationTag, amount: '1' },
+          { 'idempotency-key': newIdempotencyKey() },
+        )
+        .expect(400);
+      expect(denied.body.errors['policy.destinations']).toEqual([
+        'The destination is on the policy deny list',
+      ]);
+    }
+    const [count] = await sql<{ n: number }>(
+      h,
+      `SELECT count(*)::int AS n FROM transactions WHERE wallet_id = ANY($1) AND type = 'Withdrawal'`,
+      [[w.walletId, x.walletId]],
+    );
+    expect(count!.n).toBe(0);
+  });
+
+  it('the migration rewrites destinations stored before canonical forms (book and policy lists)', async () => {
+    const SPARE = 'tb1qrwefsm6lsd4680hzx94w55wth642k0umf9lcr9';
+    await sql(
+      h,
+      `INSERT INTO address_book (tenant_id, environment, asset_id, address, tag, label)
+       VALUES ($1, 'sandbox', $2, $3, NULL, 'old'), ($1, 'sandbox', $4, $5, '0042', 'old')`,
+      [tenantId, ASSETS.BTC, SPARE.toUpperCase(), ASSETS.XRP, XRP_DEST],
+    );
+    await setPolicy({ destinations: { mode: 'deny', entries: [{ asset: 'BTC', address: SPARE }] } }).expect(
+      200,
+    );
+    // The list as an older release stored it: each address and tag as the operator sent them.
+    await sql(
+      h,
+      `UPDATE withdrawal_policies SET document = jsonb_set(document, '{destinations,entries}', $2::jsonb)
+        WHERE tenant_id = $1 AND environment = 'sandbox'`,
+      [
+        tenantId,
+        JSON.stringify([
+          { assetId: ASSETS.BTC, address: SPARE.toUpperCase(), tag: null },
+          { assetId: ASSETS.XRP, address: XRP_DEST, tag: '0042' },
+        ]),
+      ],
+    );
+    const runner = h.api.get(DataSource).createQueryRunner();
+    try {
+      await new CanonicalAddresses1795600000444().up(runner);
+    } finally {
+      await runner.release();
+    }
+    const book = await sql<{ address: string; tag: string | null }>(
+      h,
+      `SELECT address, tag FROM address_book WHERE label = 'old' ORDER BY asset_id`,
+    );
+    expect(book).toEqual([
+      { address: SPARE, tag: null },
+      { address: XRP_DEST, tag: '42' },
+    ]);
+    const policy = (await api.get('/policies').expect(200)).body;
+    expect(policy.destinations.entries).toEqual([
+      expect.objectContaining({ assetId: ASSETS.BTC, address: SPARE, tag: null }),
+      expect.objectContaining({ assetId: ASSETS.XRP, address: XRP_DEST, tag: '42' }),
+    ]);
+    const w = await fundedWallet(api, ASSETS.BTC, '1');
+    await withdraw(w.walletId, '0.1', SPARE.toUpperCase()).expect(400);
   });
 
   it('addressCooldown: no withdrawal to an address-book entry younger than the delay', async () => {
@@ -506,6 +610,58 @@ describe('approvals', () => {
     // Nothing moves it afterwards.
     await new Promise((r) => setTimeout(r, 300));
     expect(await status(id)).toBe('Cancelled');
+  });
+
+  it("a rejection racing the requester's cancel answers 409, never 500: one cancel, one release", async () => {
+    await threshold();
+    const w = await fundedWallet(api, ASSETS.BTC, '3');
+    const id = (await withdraw(w.walletId, '1').expect(201)).body.transactionId as string;
+    // The cancel takes the withdrawal's row and then waits for the wallet's balance row, which the test holds;
+    // the rejection arrives in that moment. It must wait for the cancel and then find the withdrawal Cancelled.
+    const runner = h.api.get(DataSource).createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    await runner.query('SELECT 1 FROM balances WHERE wallet_id = $1 FOR UPDATE', [w.walletId]);
+    const lockWaits = () =>
+      sql<{ n: number }>(
+        h,
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      ).then((r) => r[0]!.n);
+    let cancel: Promise<{ status: number }>;
+    let reject: Promise<{ status: number; body: { message?: string } }>;
+    try {
+      cancel = api.post(`/transactions/${id}/cancel`).then((r) => r);
+      await waitFor(lockWaits, (n) => n === 1);
+      reject = approvers[0]!.post(`/transactions/${id}/reject`, { reason: 'late' }).then((r) => r);
+      await waitFor(lockWaits, (n) => n === 2);
+    } finally {
+      await runner.commitTransaction();
+      await runner.release();
+    }
+    expect((await cancel!).status).toBe(200);
+    const refused = await reject!;
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toBe('The approval request is already cancelled');
+    expect(await balance(w.walletId)).toMatchObject({ total: '3', available: '3', locked: '0' });
+
+    // And raced freely, a few times: whichever lands first, no 5xx, one Cancelled, one release of the hold.
+    for (let i = 0; i < 5; i++) {
+      const raced = (await withdraw(w.walletId, '1').expect(201)).body.transactionId as string;
+      const answers = await Promise.all([
+        api.post(`/transactions/${raced}/cancel`),
+        approvers[i % 3]!.post(`/transactions/${raced}/reject`, {}),
+      ]);
+      for (const a of answers) expect([200, 409]).toContain(a.status);
+      expect(await status(raced)).toBe('Cancelled');
+      const [releases] = await sql<{ n: number }>(
+        h,
+        `SELECT count(*)::int AS n FROM ledger_entries WHERE transaction_id = $1 AND kind = 'release'`,
+        [raced],
+      );
+      expect(releases!.n).toBe(1);
+    }
+    expect(await balance(w.walletId)).toMatchObject({ total: '3', available: '3', locked: '0' });
   });
 
   it('an expired approval window cancels it (worker) and releases the hold', async () => {

@@ -129,6 +129,67 @@ describe('reconciliation', () => {
     expect(again.body).toEqual(run);
   }, 60_000);
 
+  it('internal transfers between live ETH wallets move the ledger, not the chain: no difference (decision 0444)', async () => {
+    const { tenantId, live } = await tenantWithKeys();
+    const a = await liveEthWallet(live);
+    const b = await liveEthWallet(live);
+    const hash = await node.sendRaw(await node.signTransfer(a.address, 2n * ETH));
+    await waitFor(
+      () => depositOf(live, a.walletId, hash),
+      (t) => t?.status === 'Confirming',
+      20_000,
+    );
+    await node.mine(THRESHOLD - 1);
+    await waitFor(
+      () => depositOf(live, a.walletId, hash),
+      (t) => t?.status === 'Completed',
+      20_000,
+    );
+    const transfer = (from: string, to: string, amount: string) =>
+      live
+        .post(
+          '/transactions/transfer',
+          { sourceWalletId: from, destinationWalletId: to, amount },
+          { 'Idempotency-Key': newIdempotencyKey() },
+        )
+        .expect(201)
+        .then((r) => r.body.transactionId as string);
+    // 0.75 to B, 0.25 of it back to A: the ledger says A 1.5, B 0.5; the chain still has all 2 ETH on A.
+    const ids = [await transfer(a.walletId, b.walletId, '0.75')];
+    ids.push(await transfer(b.walletId, a.walletId, '0.25'));
+    for (const id of ids) {
+      await waitFor(
+        () => live.get(`/transactions/${id}`).then((r) => r.body),
+        (t) => t.status === 'Completed',
+        20_000,
+      );
+    }
+    expect(await node.balance(a.address)).toBe(2n * ETH);
+    expect(await node.balance(b.address)).toBe(0n);
+
+    const run = await reconcile(tenantId);
+    expect(run).toMatchObject({ status: 'completed', chainWalletsChecked: 2, differences: 0, findings: [] });
+
+    // A real difference beside them is still found, against what the address should hold (2 ETH, not 1.5).
+    await node.rpc('hardhat_setBalance', [a.address, `0x${((3n * ETH) / 2n).toString(16)}`]);
+    const short = await reconcile(tenantId);
+    expect(short.findings).toEqual([
+      expect.objectContaining({
+        walletId: a.walletId,
+        cause: 'unexplained_shortfall',
+        explained: false,
+        expected: '2',
+        actual: '1.5',
+        difference: '-0.5',
+      }),
+    ]);
+    expect(short.findings[0]!.details).toMatchObject({
+      ledgerTotal: String((3n * ETH) / 2n),
+      internalTransfersNet: String(-ETH / 2n),
+    });
+    await node.rpc('hardhat_setBalance', [a.address, `0x${(2n * ETH).toString(16)}`]);
+  }, 60_000);
+
   it('a deposit mined but not yet confirmed is explained (unconfirmed_deposit), not an alert', async () => {
     const { tenantId, live } = await tenantWithKeys();
     const eth = await liveEthWallet(live);

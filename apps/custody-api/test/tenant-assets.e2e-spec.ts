@@ -1,8 +1,10 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { bootApp, TEST_ADMIN_TOKEN } from '@tessera/testing';
 import request from 'supertest';
+import { AppModule } from '../src/app.module';
+import { loadEnv } from '../src/config/env';
 import { AssetsRepository } from '../src/modules/assets/assets.repository';
 import {
   CUSTODY_SANDBOX_ONLY_SCOPES as SANDBOX_ONLY_SCOPES,
@@ -26,6 +28,7 @@ import {
 const CLI = join(__dirname, '../dist/cli.js');
 const BTC_BOOK = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
 const ETH_BOOK = '0x52908400098527886E0F7030069857D2E4169EE7';
+const XRP_BOOK = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh';
 
 let h: Harness;
 
@@ -268,6 +271,99 @@ describe('per-tenant assets', () => {
     const vault = await api.post('/vaults', { externalId: 'preset', name: 'Preset' }).expect(201);
     const wallet = await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: 'eth' }).expect(201);
     expect(wallet.body).toMatchObject({ assetId: ASSETS.ETH });
-    await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: 'DOGE' }).expect(404);
+    await api.post(`/vaults/${vault.body.id}/wallets`, { assetId: 'DOGE' }).expect(400);
+  });
+  it('an asset disabled globally: existing wallets still read (balance, wallet, transactions) and receive; new moves, addresses, wallets and entries are 400', async () => {
+    const { tenantId, api } = await tenantWithKey('Retired');
+    const a = await fundedWallet(api, ASSETS.XRP, '5');
+    const b = await fundedWallet(api, ASSETS.XRP, undefined);
+    await api
+      .post('/address-book', { assetId: ASSETS.XRP, address: XRP_BOOK, tag: '9', label: 'X' })
+      .expect(201);
+    // The migration-level switch, then a replica whose asset cache starts after it (it keeps assets 10 s).
+    await sql(h, `UPDATE assets SET enabled = false WHERE id = $1`, [ASSETS.XRP]);
+    const replica = await bootApp(
+      AppModule.forRoot(loadEnv({ ...h.env.env, CUSTODY_RATE_LIMIT_PER_KEY: '100000' })),
+      { rpc: false },
+    );
+    try {
+      const onB = client(replica, await createKey(h.api, tenantId));
+      expect(
+        (await onB.get('/assets').expect(200)).body.items.map((x: { id: string }) => x.id),
+      ).not.toContain(ASSETS.XRP);
+      // Reading what exists stays allowed (decision 0203).
+      expect((await onB.get(`/wallets/${a.walletId}/balance`).expect(200)).body).toMatchObject({
+        assetSymbol: 'XRP',
+        total: '5',
+        available: '5',
+      });
+      await onB.get(`/wallets/${a.walletId}`).expect(200);
+      await onB.get(`/transactions?walletId=${a.walletId}`).expect(200);
+      // Nothing new: a transfer, a withdrawal, a deposit address.
+      const refusal = (field: string) => ({
+        message: 'Asset XRP is disabled',
+        errors: { [field]: ['XRP is disabled: nothing new can be started with it'] },
+      });
+      const transfer = await onB.post(
+        '/transactions/transfer',
+        { sourceWalletId: a.walletId, destinationWalletId: b.walletId, amount: '1' },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+      expect([transfer.status, transfer.body]).toEqual([400, refusal('sourceWalletId')]);
+      const withdraw = await onB.post(
+        '/transactions/withdraw',
+        { sourceWalletId: a.walletId, destinationAddress: XRP_BOOK, destinationTag: '9', amount: '1' },
+        { 'idempotency-key': newIdempotencyKey() },
+      );
+      expect([withdraw.status, withdraw.body]).toEqual([400, refusal('sourceWalletId')]);
+      const address = await onB.post(`/wallets/${a.walletId}/addresses`);
+      expect([address.status, address.body]).toEqual([400, refusal('walletId')]);
+      // …nor a wallet or an address-book entry (an unknown asset to them: 400 on assetId).
+      const vault = await onB.post('/vaults', { externalId: 'after-switch', name: 'V' }).expect(201);
+      const unknown = { message: 'Unknown asset', errors: { assetId: ['Unknown or disabled asset'] } };
+      const wallet = await onB.post(`/vaults/${vault.body.id}/wallets`, { assetId: ASSETS.XRP });
+      expect([wallet.status, wallet.body]).toEqual([400, unknown]);
+      const entry = await onB.post('/address-book', {
+        assetId: ASSETS.XRP,
+        address: XRP_BOOK,
+        tag: '10',
+        label: 'Y',
+      });
+      expect([entry.status, entry.body]).toEqual([400, unknown]);
+      // Funds arriving on chain cannot be refused: an existing wallet is still credited.
+      const dep = await onB.post('/sandbox/deposits', { walletId: b.walletId, amount: '0.5' }).expect(201);
+      await waitFor(
+        () => onB.get(`/transactions/${dep.body.transactionId}`).then((r) => r.body.status),
+        (st) => st === 'Completed',
+      );
+      expect((await onB.get(`/wallets/${b.walletId}/balance`).expect(200)).body).toMatchObject({
+        total: '0.5',
+      });
+      const [count] = await sql<{ n: number }>(
+        h,
+        `SELECT count(*)::int AS n FROM transactions WHERE tenant_id = $1 AND type <> 'Deposit'`,
+        [tenantId],
+      );
+      expect(count.n).toBe(0);
+    } finally {
+      await sql(h, `UPDATE assets SET enabled = true WHERE id = $1`, [ASSETS.XRP]);
+      await replica.close();
+    }
+  });
+
+  it('a new deposit address for a wallet of an asset disabled for the tenant is 400 on walletId', async () => {
+    const { tenantId, api } = await tenantWithKey('No new address');
+    const w = await fundedWallet(api, ASSETS.BTC, undefined);
+    await admin(h.api).post(`/admin/tenants/${tenantId}/assets/BTC/disable`).expect(200);
+    const refused = await api.post(`/wallets/${w.walletId}/addresses`);
+    expect([refused.status, refused.body]).toEqual([
+      400,
+      {
+        message: 'Asset BTC is disabled for this tenant',
+        errors: { walletId: ['BTC is disabled for this tenant'] },
+      },
+    ]);
+    await admin(h.api).post(`/admin/tenants/${tenantId}/assets/BTC/enable`).expect(200);
+    await api.post(`/wallets/${w.walletId}/addresses`).expect(201);
   });
 });

@@ -139,7 +139,8 @@ export const CUSTODY_ROUTES: RouteSpec[] = [
     operationId: 'createWallet',
     summary: 'Create the wallet of one asset in a vault',
     description:
-      'Answers the wallet.created payload. A second wallet for the same asset in the vault gives 409.',
+      'Answers the wallet.created payload. A second wallet for the same asset in the vault gives 409. An unknown ' +
+      'or disabled asset is 400 on `assetId`; 404 is for the vault of the path.',
     tags: ['wallets'],
     params: { path: vaultId },
     body: { schema: named('WalletCreate', createWalletSchema) },
@@ -173,9 +174,14 @@ export const CUSTODY_ROUTES: RouteSpec[] = [
     path: '/wallets/{id}/addresses',
     operationId: 'addDepositAddress',
     summary: 'Add a deposit address to a wallet',
+    description: "400 on `walletId` when the wallet's asset is disabled (for the tenant or globally).",
     tags: ['wallets'],
     params: { path: id('Wallet id') },
-    responses: { 201: ok('The new address', 'DepositAddress', addedAddressResponse), 404: 'NotFound' },
+    responses: {
+      201: ok('The new address', 'DepositAddress', addedAddressResponse),
+      400: 'BadRequest',
+      404: 'NotFound',
+    },
   }),
   signed('wallets:read', {
     method: 'get',

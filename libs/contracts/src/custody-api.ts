@@ -21,7 +21,7 @@ const amountField = z
   .min(1)
   .max(100)
   .describe(
-    'Positive decimal string in asset units with at most the asset decimals, e.g. "0.015"; no exponent, no whitespace',
+    'Positive decimal string in asset units with at most the asset decimals and 30 digits before the point, e.g. "0.015"; no exponent, no whitespace',
   );
 const noteField = z.string().max(1000).optional();
 

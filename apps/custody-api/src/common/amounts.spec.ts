@@ -42,6 +42,18 @@ describe('parseAmount', () => {
     expect(parseAmount(value, 6)).toMatchObject({ ok: false, problem: 'non-positive' });
   });
 
+  it('refuses more than 30 digits before the decimal point (numeric(78,0) could not hold it, or its sums)', () => {
+    const max = '9'.repeat(30);
+    expect(parseAmount(`${max}.${'9'.repeat(18)}`, 18)).toEqual({ ok: true, units: 10n ** 48n - 1n });
+    for (const value of [`1${'0'.repeat(30)}`, `1${'0'.repeat(90)}`, `${'9'.repeat(78)}.5`]) {
+      expect(parseAmount(value, 18)).toEqual({
+        ok: false,
+        problem: 'too-large',
+        message: 'Too large: at most 30 digits before the decimal point',
+      });
+    }
+  });
+
   it('refuses more decimals than the asset has, trailing zeros included', () => {
     expect(parseAmount('0.1234567', 6)).toMatchObject({ ok: false, problem: 'decimals' });
     expect(parseAmount('1.0000000', 6)).toMatchObject({ ok: false, problem: 'decimals' });

@@ -1,6 +1,14 @@
 /** Decimal strings on the wire, bigint base units inside. Never floats. */
 
-export type AmountProblem = 'format' | 'non-positive' | 'decimals';
+export type AmountProblem = 'format' | 'non-positive' | 'decimals' | 'too-large';
+
+/**
+ * Digits an amount may have before its decimal point. Base units are stored as numeric(78,0) and added up in
+ * balances: 30 whole digits (at most 10^48 base units at 18 decimals) is far beyond any asset's supply and leaves
+ * 10^30 such amounts of room in a balance, so no amount or sum of amounts reaches the column's limit (an
+ * overflow there was a 400 without the field, or a step the worker could never commit).
+ */
+export const MAX_WHOLE_DIGITS = 30;
 
 /**
  * The one grammar of an amount on the wire (docs/decisions/0014): a decimal string, no sign, no exponent,
@@ -24,6 +32,13 @@ export function parseAmount(
     };
   }
   const [whole, fraction = ''] = value.split('.') as [string, string?];
+  if (whole.length > MAX_WHOLE_DIGITS) {
+    return {
+      ok: false,
+      problem: 'too-large',
+      message: `Too large: at most ${MAX_WHOLE_DIGITS} digits before the decimal point`,
+    };
+  }
   if (fraction.length > decimals) {
     return { ok: false, problem: 'decimals', message: `At most ${decimals} decimal places for this asset` };
   }

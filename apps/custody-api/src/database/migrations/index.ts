@@ -10,6 +10,7 @@ import { WholeBatchCheck1795470000000 } from './1795470000000-WholeBatchCheck';
 import { TransactionEventSequence1795520000000 } from './1795520000000-TransactionEventSequence';
 import { UnfinishedTransactionsIndex1795550000000 } from './1795550000000-UnfinishedTransactionsIndex';
 import { EvmSendIntents1795570000002 } from './1795570000002-EvmSendIntents';
+import { CanonicalAddresses1795600000444 } from './1795600000444-CanonicalAddresses';
 
 /** Every migration of schema "custody", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -24,4 +25,5 @@ export const migrations = withOutboxMigrations([
   TransactionEventSequence1795520000000,
   UnfinishedTransactionsIndex1795550000000,
   EvmSendIntents1795570000002,
+  CanonicalAddresses1795600000444,
 ]);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { rowsOf } from '../ledger/ledger';
 
@@ -15,6 +15,31 @@ export interface AddressBookRow {
 }
 
 const COLUMNS = `"id", "asset_id" AS "assetId", "address", "tag", "label", "created_at" AS "createdAt"`;
+
+/** A withdrawal destination as the book is searched for it (the tenant's, in one environment, for one asset). */
+export interface BookDestination {
+  tenantId: string;
+  environment: string;
+  assetId: string;
+  address: string;
+  tag: string | null;
+}
+
+/**
+ * True when the tenant's book for the asset holds the address (an entry with the tag, or one without a tag, which
+ * admits any), inside the caller's database transaction. The entry found is locked `FOR SHARE` until that
+ * transaction ends, so a DELETE of it waits: a withdrawal is created (or sent) before the entry goes, or not at
+ * all. The withdrawal writer and the worker's broadcast step call it (contract: "Withdrawals may only target
+ * addresses that already exist in the tenant's address book").
+ */
+export async function holdBookEntry(manager: EntityManager, d: BookDestination): Promise<boolean> {
+  const rows: unknown[] = await manager.query(
+    `SELECT 1 FROM "address_book" WHERE "tenant_id" = $1 AND "environment" = $2 AND "asset_id" = $3
+       AND "address" = $4 AND ("tag" IS NOT DISTINCT FROM $5 OR "tag" IS NULL) LIMIT 1 FOR SHARE`,
+    [d.tenantId, d.environment, d.assetId, d.address, d.tag],
+  );
+  return rows.length > 0;
+}
 
 @Injectable()
 export class AddressBookRepository {
@@ -54,16 +79,6 @@ export class AddressBookRepository {
       [id, caller.tenantId, caller.environment],
     );
     return rows[0];
-  }
-
-  /** True when the tenant's book for this asset holds the address (and the tag, when one is given). */
-  async contains(caller: Caller, assetId: string, address: string, tag: string | null): Promise<boolean> {
-    const rows: unknown[] = await this.db.query(
-      `SELECT 1 FROM "address_book" WHERE "tenant_id" = $1 AND "environment" = $2 AND "asset_id" = $3
-         AND "address" = $4 AND ("tag" IS NOT DISTINCT FROM $5 OR "tag" IS NULL) LIMIT 1`,
-      [caller.tenantId, caller.environment, assetId, address, tag],
-    );
-    return rows.length > 0;
   }
 
   async delete(caller: Caller, id: string, event: (row: AddressBookRow) => OutboxEvent): Promise<boolean> {

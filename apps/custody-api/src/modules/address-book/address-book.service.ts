@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { createAddressBookEntrySchema, listAddressBookSchema } from '@tessera/contracts';
 import { badRequest, notFound } from '@tessera/platform';
+import type { EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
 import { AssetsService } from '../assets/assets.service';
 import { normalizeExternalAddress } from '../chain/addresses';
-import { type AddressBookRow, AddressBookRepository } from './address-book.repository';
+import { type AddressBookRow, AddressBookRepository, holdBookEntry } from './address-book.repository';
 
 const entryDto = (row: AddressBookRow) => ({
   id: row.id,
@@ -35,7 +36,8 @@ export class AddressBookService {
 
   async create(caller: Caller, input: unknown) {
     const body = createAddressBookEntrySchema.parse(input ?? {});
-    const asset = await this.assets.find(body.assetId);
+    // A UUID in any case names the same asset (the schema accepts either).
+    const asset = await this.assets.find(body.assetId.toLowerCase());
     if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
     if (!asset.requiresTag && body.tag !== undefined) {
@@ -74,8 +76,23 @@ export class AddressBookService {
     }
   }
 
-  /** Withdrawal check: the destination must already be in the book for the asset. */
-  contains(caller: Caller, assetId: string, address: string, tag: string | null): Promise<boolean> {
-    return this.repository.contains(caller, assetId, address, tag);
+  /**
+   * Withdrawal check, inside the withdrawal's write transaction: the destination must already be in the book for
+   * the asset; the entry stays locked (`FOR SHARE`) until that transaction ends.
+   */
+  holdsIn(
+    manager: EntityManager,
+    caller: Caller,
+    assetId: string,
+    address: string,
+    tag: string | null,
+  ): Promise<boolean> {
+    return holdBookEntry(manager, {
+      tenantId: caller.tenantId,
+      environment: caller.environment,
+      assetId,
+      address,
+      tag,
+    });
   }
 }

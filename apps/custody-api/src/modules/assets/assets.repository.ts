@@ -15,8 +15,9 @@ export interface TenantAssetSetting {
 export class AssetsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  listEnabled(): Promise<AssetEntity[]> {
-    return this.db.getRepository(AssetEntity).find({ where: { enabled: true }, order: { symbol: 'ASC' } });
+  /** Every seeded asset, the globally disabled ones included (`enabled` says which). */
+  listAll(): Promise<AssetEntity[]> {
+    return this.db.getRepository(AssetEntity).find({ order: { symbol: 'ASC' } });
   }
 
   /** The ids of the assets the operator disabled for the tenant. */

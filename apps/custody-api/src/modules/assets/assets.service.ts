@@ -9,8 +9,11 @@ const TENANT_CACHE_MS = 5_000;
 const DISABLED_CACHE = 'tenant-disabled-assets';
 
 /**
- * Enabled assets, cached briefly in process (they change only by migration), and each tenant's disabled
- * set, cached for 5 s: an operator change (API or CLI) drops that tenant's entry on every replica at once.
+ * Assets, cached briefly in process (they change only by migration), and each tenant's disabled set, cached for
+ * 5 s: an operator change (API or CLI) drops that tenant's entry on every replica at once. An asset disabled
+ * globally (`assets.enabled`, the migration-level switch) is left out of everything that starts something new
+ * (`list`, `find`, `findByRef`), but the wallets, balances and transactions that already hold it still find it
+ * (`heldAsset`: decision 0203).
  */
 @Injectable()
 export class AssetsService {
@@ -24,16 +27,37 @@ export class AssetsService {
     this.disabledCache = caches.cache(DISABLED_CACHE, TENANT_CACHE_MS);
   }
 
-  async list(): Promise<AssetEntity[]> {
+  private async all(): Promise<AssetEntity[]> {
     const cached = this.cache.get('all');
     if (cached) return cached;
-    const assets = await this.repository.listEnabled();
+    const assets = await this.repository.listAll();
     this.cache.set('all', assets);
     return assets;
   }
 
+  /** The enabled assets. */
+  async list(): Promise<AssetEntity[]> {
+    return (await this.all()).filter((a) => a.enabled);
+  }
+
+  /** An enabled asset by id (for something new: a wallet, an address-book entry). */
   async find(id: string): Promise<AssetEntity | undefined> {
     return (await this.list()).find((a) => a.id === id);
+  }
+
+  /** Any asset by id, a globally disabled one included. */
+  async findAny(id: string): Promise<AssetEntity | undefined> {
+    return (await this.all()).find((a) => a.id === id);
+  }
+
+  /**
+   * The asset of something that exists (a wallet, a transaction), even when it has been disabled globally since:
+   * reading it stays allowed, and what would start something new checks `assertEnabledFor`.
+   */
+  async heldAsset(id: string): Promise<AssetEntity> {
+    const asset = await this.findAny(id);
+    if (!asset) throw new Error(`Asset ${id} is not seeded`);
+    return asset;
   }
 
   /** An asset by its id or its symbol (`eth`, `USDT`): what a person types is accepted as well as the id. */
@@ -59,8 +83,13 @@ export class AssetsService {
     return assets.filter((a) => !disabled.has(a.id));
   }
 
-  /** 400 with `errors[field]` when the operator disabled the asset for the tenant. */
+  /** 400 with `errors[field]` when the asset is disabled globally or the operator disabled it for the tenant. */
   async assertEnabledFor(tenantId: string, asset: AssetEntity, field: string): Promise<void> {
+    if (!asset.enabled) {
+      throw badRequest(`Asset ${asset.symbol} is disabled`, {
+        [field]: [`${asset.symbol} is disabled: nothing new can be started with it`],
+      });
+    }
     if ((await this.disabledFor(tenantId)).has(asset.id)) {
       throw badRequest(`Asset ${asset.symbol} is disabled for this tenant`, {
         [field]: [`${asset.symbol} is disabled for this tenant`],

@@ -118,8 +118,10 @@ export function deriveDepositAddress(
 }
 
 /**
- * Validates an external address for the asset's network (checksum included) and returns its canonical
- * form (EIP-55 for Ethereum), or an error message.
+ * Validates an external address for the asset's network (checksum included) and returns its canonical form, the
+ * one spelling stored and compared (address book, policy lists, withdrawals): EIP-55 for Ethereum, lowercase for
+ * bech32 Bitcoin addresses (case-insensitive by BIP 173; base58 ones are case-sensitive and kept as sent), and an
+ * XRP tag without leading zeros ("07" is the tag 7). Or an error message.
  */
 export function normalizeExternalAddress(
   asset: AddressAsset,
@@ -130,8 +132,10 @@ export function normalizeExternalAddress(
   switch (asset.network) {
     case 'bitcoin':
       try {
-        bitcoin.address.toOutputScript(address, btcNetwork(environment));
-        return { ok: true, address, tag: null };
+        const network = btcNetwork(environment);
+        bitcoin.address.toOutputScript(address, network);
+        const lower = address.toLowerCase();
+        return { ok: true, address: lower.startsWith(`${network.bech32}1`) ? lower : address, tag: null };
       } catch {
         return {
           ok: false,
@@ -151,7 +155,7 @@ export function normalizeExternalAddress(
       if (tag !== undefined && tag !== null && (!/^\d{1,10}$/.test(tag) || Number(tag) > 0xffffffff)) {
         return { ok: false, field: 'tag', message: 'Destination tag must be an integer 0..4294967295' };
       }
-      return { ok: true, address, tag: tag ?? null };
+      return { ok: true, address, tag: tag === undefined || tag === null ? null : String(Number(tag)) };
     default:
       return { ok: false, field: 'address', message: `Unsupported network ${asset.network}` };
   }

@@ -30,8 +30,8 @@ export type BroadcastResult =
 export interface ChainAdapter {
   readonly name: string;
   /**
-   * True when the chain's watcher, not the machine's timer, moves a withdrawal out of Broadcasting and any
-   * transaction out of Confirming (it waits for receipts and confirmations).
+   * True when the chain's watcher, not the machine's timer, moves a withdrawal out of Broadcasting and a deposit
+   * or withdrawal out of Confirming (it waits for receipts and confirmations; internal transfers stay the machine's).
    */
   readonly watchesConfirmations: boolean;
   /** Delay before the next step of the machine. */

@@ -86,7 +86,7 @@ export class PoliciesService {
     const row = await this.repository.find(tenantId, environment);
     const d = row?.document ?? EMPTY_POLICY;
     const asset = async (id: string) => {
-      const a = await this.assets.find(id);
+      const a = await this.assets.findAny(id);
       return { assetId: id, assetSymbol: a?.symbol ?? '?', decimals: a?.decimals ?? 0 };
     };
     const fmt = (units: string, decimals: number) => formatAmount(units, decimals);

@@ -7,6 +7,14 @@ import { ReconciliationRunEntity } from './entities/reconciliation-run.entity';
 
 const TERMINAL = `('Completed', 'Failed', 'Cancelled')`;
 
+/** The ledger entries of internal transfers: they move balances between wallets, never funds on the chain. */
+const INTERNAL_TRANSFER_KINDS = [
+  'transfer-out',
+  'transfer-in',
+  'transfer-reversal-out',
+  'transfer-reversal-in',
+];
+
 export interface Buckets {
   total: string;
   available: string;
@@ -33,6 +41,11 @@ export interface ChainWallet {
   addresses: string[];
   /** Settled funds per the balance row. */
   total: string;
+  /**
+   * Net of the wallet's internal transfers (in minus out, reversals included): ledger moves between wallets of
+   * the custodian that move nothing on the chain, so its addresses hold `total − internalNet` (decision 0444).
+   */
+  internalNet: string;
   /** Deposits mined by the read block (not reorged), transaction not terminal: on chain, not yet credited. */
   unconfirmedIn: string;
   /** Withdrawals broadcast (a tx hash) and not terminal: on chain once mined, not yet posted. */
@@ -106,6 +119,9 @@ export class ReconciliationRepository {
               ARRAY(SELECT lower(a."address") FROM "wallet_addresses" a WHERE a."wallet_id" = w."id"
                     ORDER BY a."created_at") AS "addresses",
               COALESCE(b."total", 0)::text AS "total",
+              (SELECT COALESCE(SUM(l."total_delta"), 0)::text FROM "ledger_entries" l
+                WHERE l."wallet_id" = w."id" AND l."kind" = ANY($4)
+              ) AS "internalNet",
               (SELECT COALESCE(SUM(t."amount"), 0)::text FROM "transactions" t
                  JOIN "evm_transfers" e ON e."transaction_id" = t."id"
                 WHERE t."wallet_id" = w."id" AND t."type" = 'Deposit' AND e."direction" = 'in'
@@ -129,7 +145,7 @@ export class ReconciliationRepository {
        WHERE w."environment" = 'production' AND s."network" = 'ethereum' AND s."symbol" = ANY($2)
          AND ($1::uuid IS NULL OR w."tenant_id" = $1)
        ORDER BY w."id"`,
-      [tenantId, symbols, String(atBlock)],
+      [tenantId, symbols, String(atBlock), INTERNAL_TRANSFER_KINDS],
     );
   }
 

@@ -8,6 +8,7 @@ const wallet = (over: Partial<ChainWallet> = {}): ChainWallet => ({
   assetDecimals: 18,
   addresses: ['0xabc'],
   total: '1000',
+  internalNet: '0',
   unconfirmedIn: '0',
   inFlightOut: '0',
   inFlightFees: '0',
@@ -50,6 +51,21 @@ describe('chainFinding: the cause of an on-chain difference', () => {
       explained: false,
       difference: '100',
       details: expect.objectContaining({ unexplained: '90', block: '5' }),
+    });
+  });
+
+  it('internal transfers move the ledger, not the chain: the addresses should hold total − their net', () => {
+    // Received 400 by internal transfer: the ledger says 1000, the address holds the 600 it received on chain.
+    expect(chainFinding(wallet({ internalNet: '400' }), 600n, 5n)).toBeUndefined();
+    // Sent 400: the ledger says 1000, the address still holds 1400.
+    expect(chainFinding(wallet({ internalNet: '-400' }), 1400n, 5n)).toBeUndefined();
+    // A real shortfall beside them is still found, measured against what the address should hold.
+    expect(chainFinding(wallet({ internalNet: '400' }), 500n, 5n)).toMatchObject({
+      cause: 'unexplained_shortfall',
+      expected: '600',
+      actual: '500',
+      difference: '-100',
+      details: expect.objectContaining({ ledgerTotal: '1000', internalTransfersNet: '400' }),
     });
   });
 

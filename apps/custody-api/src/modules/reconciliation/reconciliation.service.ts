@@ -62,12 +62,15 @@ export function ledgerFinding(m: LedgerMismatch): NewFinding {
 }
 
 /**
- * On-chain balance against the ledger's settled total (decision 0226). What is still moving explains part of
- * the gap: deposits mined but not yet credited add to the chain, broadcast withdrawals (and their fees) take
- * from it once mined. Whatever is left is a difference with the likeliest cause.
+ * On-chain balance against what the wallet's addresses should hold (decision 0226): the ledger's settled total
+ * less the net of its internal transfers, which move balances between wallets without moving anything on the
+ * chain (decision 0444). What is still moving explains part of the gap: deposits mined but not yet credited add
+ * to the chain, broadcast withdrawals (and their fees) take from it once mined. Whatever is left is a
+ * difference with the likeliest cause.
  */
 export function chainFinding(w: ChainWallet, onChain: bigint, block: bigint): NewFinding | undefined {
-  const total = BigInt(w.total);
+  const internalNet = BigInt(w.internalNet);
+  const total = BigInt(w.total) - internalNet;
   const difference = onChain - total;
   if (difference === 0n) return undefined;
   const unconfirmedIn = BigInt(w.unconfirmedIn);
@@ -96,6 +99,8 @@ export function chainFinding(w: ChainWallet, onChain: bigint, block: bigint): Ne
     details: {
       block: String(block),
       addresses: w.addresses,
+      ledgerTotal: w.total,
+      internalTransfersNet: w.internalNet,
       unconfirmedDeposits: String(unconfirmedIn),
       inFlightWithdrawals: w.inFlightOut,
       inFlightFeesHeld: w.inFlightFees,

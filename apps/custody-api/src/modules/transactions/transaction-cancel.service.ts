@@ -25,11 +25,12 @@ export const CANCEL_SCOPES: Partial<Record<TransactionType, string>> = {
 };
 
 /**
- * POST /transactions/{id}/cancel: a compare-and-set move to Cancelled through the machine's transition, with
- * the ledger effect the worker applies on any non-Completed terminal state (a withdrawal's hold released, a
- * transfer moved back) and `transaction.status.updated` in the same database transaction. Losing the
- * compare-and-set to the worker re-reads the transaction and decides again, so a cancel racing the step
- * Submitted → PendingSignature still succeeds, and one racing the broadcast gets 409.
+ * POST /transactions/{id}/cancel: a move to Cancelled under the transaction's row lock (the lock the worker's
+ * broadcast holds), with the ledger effect the worker applies on any non-Completed terminal state (a
+ * withdrawal's hold released, a transfer moved back) and `transaction.status.updated` in the same database
+ * transaction. Losing the row to the worker re-reads the transaction and decides again, so a cancel racing the
+ * step Submitted → PendingSignature still succeeds, and one racing the broadcast gets 409. A withdrawal whose
+ * signed EVM transaction was committed but not recorded (decision 0440) may be on the chain: 409 too.
  */
 @Injectable()
 export class TransactionCancelService {
@@ -72,17 +73,25 @@ export class TransactionCancelService {
       vaultIds.add((await this.vaults.walletOrThrow(caller, current.destinationWalletId)).vaultId);
     }
     try {
-      return await this.repository.transition(
-        current.id,
-        current.status,
-        'Cancelled',
-        { terminal: true },
-        deltas,
-        (t) => [
-          statusUpdatedEvent(t, current.status),
-          ...[...vaultIds].map((vaultId) => balanceUpdatedEvent(t.tenantId, vaultId, t.assetId)),
-        ],
-      );
+      // Under the row lock, which the worker's broadcast holds while it signs, commits its send intent and sends.
+      return await this.repository.transitionWhileLocked(current.id, current.status, async (_, manager) => {
+        // A send committed but not recorded (its step rolled back after the node may have taken it): the
+        // transaction may be on the chain, and the worker's retry records it (decision 0440). Not cancellable.
+        if (current.type === 'Withdrawal' && (await this.repository.hasUnrecordedSend(manager, current.id))) {
+          throw conflict(
+            'The withdrawal has been signed and may already be on the chain; it can no longer be cancelled',
+          );
+        }
+        return {
+          next: 'Cancelled',
+          patch: { terminal: true },
+          deltas,
+          events: (t) => [
+            statusUpdatedEvent(t, current.status),
+            ...[...vaultIds].map((vaultId) => balanceUpdatedEvent(t.tenantId, vaultId, t.assetId)),
+          ],
+        };
+      });
     } catch (err) {
       if (err instanceof InsufficientFundsError) {
         throw conflict(

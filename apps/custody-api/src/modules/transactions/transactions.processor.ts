@@ -21,6 +21,10 @@ import { StepBatches } from './step-batches';
 import { TransactionsRepository, type TransitionMove } from './transactions.repository';
 import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
 
+/** The failureReason of a withdrawal whose destination left the address book before it was sent. */
+export const DESTINATION_REMOVED =
+  'The destination address was removed from the address book before the withdrawal was sent';
+
 /**
  * The transaction state machine (worker role). Each job moves one transaction from `expectedStatus`, and on
  * through the steps due at once; a stale or repeated job finds another status and does nothing.
@@ -79,7 +83,7 @@ export class TransactionsProcessor {
     }
     const chain = this.chains.for(current);
     // On a watched chain the watcher moves what depends on the chain: a sent withdrawal out of Broadcasting
-    // (its receipt) and anything out of Confirming (its confirmations).
+    // (its receipt) and a deposit or withdrawal out of Confirming (its confirmations).
     if (chain.watchesConfirmations && this.watcherStep(current)) return undefined;
     // The broadcast is the one step with an effect outside the database: it runs under the row lock, so a
     // cancel either lands before it (and nothing is broadcast) or waits and then finds Broadcasting. A
@@ -108,11 +112,27 @@ export class TransactionsProcessor {
     return updated;
   }
 
+  /**
+   * The watcher's steps: it follows only transactions with an on-chain leg (evm_transfers rows). An internal
+   * transfer is a ledger move inside the custodian with nothing on the chain: the machine completes it, as on
+   * the simulator (decision 0444).
+   */
   private watcherStep(t: TransactionRecord): boolean {
+    if (t.type === 'InternalTransfer') return false;
     return t.status === 'Confirming' || (t.status === 'Broadcasting' && t.type === 'Withdrawal');
   }
 
   private async broadcast(current: TransactionRecord, manager: EntityManager): Promise<TransitionMove> {
+    // The destination must still be in the address book when the funds leave (it was when the withdrawal was
+    // created; it may have been deleted while the withdrawal waited for its approvals or its step). Unless an
+    // earlier attempt may already have sent it (decision 0440): that one is recorded, never failed.
+    if (
+      current.type === 'Withdrawal' &&
+      !(await this.repository.destinationInBook(manager, current)) &&
+      !(await this.repository.hasUnrecordedSend(manager, current.id))
+    ) {
+      return this.move(current, 'Failed', null, DESTINATION_REMOVED);
+    }
     const result = await this.chains.for(current).broadcast({
       transactionId: current.id,
       network: current.assetNetwork,

@@ -36,6 +36,7 @@ import {
   TransactionWriter,
 } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
+import { bookThenPolicy, NOT_IN_BOOK } from './destination-gate';
 
 type TransactionResponse = ReturnType<typeof transactionDto>;
 
@@ -151,7 +152,7 @@ export class TransactionsService {
         destinationWalletId: ['Holds a different asset than the source wallet'],
       });
     }
-    const asset = (await this.assets.find(source.assetId))!;
+    const asset = await this.assets.heldAsset(source.assetId);
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'sourceWalletId');
     const units = this.units(asset, body.amount);
     const record: TransactionRecord = {
@@ -203,7 +204,7 @@ export class TransactionsService {
     claim: IdempotencyClaim,
   ): Promise<TransactionResponse> {
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
-    const asset = (await this.assets.find(source.assetId))!;
+    const asset = await this.assets.heldAsset(source.assetId);
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'sourceWalletId');
     const units = this.units(asset, body.amount);
     if (asset.requiresTag && body.destinationTag === undefined) {
@@ -222,14 +223,7 @@ export class TransactionsService {
       body.destinationAddress,
       body.destinationTag,
     );
-    const notInBook = () =>
-      badRequest('Destination address is not in the address book', {
-        destinationAddress: ['Add this address to the address book for this asset first'],
-      });
     if (!destination.ok) throw notInBook();
-    if (!(await this.addressBook.contains(caller, asset.id, destination.address, destination.tag))) {
-      throw notInBook();
-    }
     const record: TransactionRecord = {
       ...this.baseRecord(caller, 'Withdrawal', source, asset, units),
       sourceWalletId: source.id,
@@ -238,16 +232,20 @@ export class TransactionsService {
       destinationTag: destination.tag,
       note: body.note ?? null,
     };
-    // The tenant's withdrawal policy, evaluated in the same database transaction as the hold (decision 0220).
-    const policy = this.policies.gate(caller, {
-      transactionId: record.id,
-      walletId: source.id,
-      vaultId: source.vaultId,
-      asset,
-      units,
-      destinationAddress: destination.address,
-      destinationTag: destination.tag,
-    });
+    // The address book, then the tenant's withdrawal policy, checked in the same database transaction as the hold
+    // (decision 0220): an entry deleted before that transaction refuses the withdrawal, one deleted after waits.
+    const policy = bookThenPolicy(
+      (manager) => this.addressBook.holdsIn(manager, caller, asset.id, destination.address, destination.tag),
+      this.policies.gate(caller, {
+        transactionId: record.id,
+        walletId: source.id,
+        vaultId: source.vaultId,
+        asset,
+        units,
+        destinationAddress: destination.address,
+        destinationTag: destination.tag,
+      }),
+    );
     return this.create(
       caller,
       record,
@@ -263,7 +261,8 @@ export class TransactionsService {
     if (caller.environment !== 'sandbox') throw forbidden('Sandbox deposits need a test key');
     const body = sandboxDepositSchema.parse(input ?? {});
     const wallet = await this.bodyWallet(caller, body.walletId, 'walletId');
-    const asset = (await this.assets.find(wallet.assetId))!;
+    // Deposits still arrive for a disabled asset (decision 0203: funds on chain cannot be refused).
+    const asset = await this.assets.heldAsset(wallet.assetId);
     const units = this.units(asset, body.amount);
     const record: TransactionRecord = {
       ...this.baseRecord(caller, 'Deposit', wallet, asset, units),
@@ -335,6 +334,7 @@ export class TransactionsService {
     });
     if ('policyRefusal' in outcome) {
       const { rule, message } = outcome.policyRefusal;
+      if (rule === NOT_IN_BOOK) throw notInBook();
       throw badRequest(`Refused by the withdrawal policy (${rule}): ${message}`, {
         [`policy.${rule}`]: [message],
       });
@@ -374,6 +374,11 @@ export class TransactionsService {
     };
   }
 }
+
+const notInBook = () =>
+  badRequest('Destination address is not in the address book', {
+    destinationAddress: ['Add this address to the address book for this asset first'],
+  });
 
 /** Same body means same parsed request: a stable hash of the validated fields. */
 function hashBody(body: Record<string, unknown>): string {

@@ -55,12 +55,17 @@ export class WithdrawalApprovalsRepository {
     private readonly transactions: TransactionsRepository,
   ) {}
 
+  /**
+   * The approval row and its withdrawal's row, both locked (`FOR UPDATE`, the approval first, as the expiry takes
+   * them). The withdrawal's lock makes `transactionStatus` the status a move from here will find: a partner's
+   * cancel (which locks that row) either committed before it (the vote then sees `Cancelled`) or waits for the vote.
+   */
   private async lock(manager: EntityManager, transactionId: string): Promise<LockedApproval | undefined> {
     const rows: LockedApproval[] = await manager.query(
       `SELECT a."requested_by" AS "requestedBy", a."required", a."approvers", a."status",
               a."expires_at" <= now() AS "windowClosed", t."status" AS "transactionStatus"
        FROM "withdrawal_approvals" a JOIN "transactions" t ON t."id" = a."transaction_id"
-       WHERE a."transaction_id" = $1 FOR UPDATE OF a`,
+       WHERE a."transaction_id" = $1 FOR UPDATE OF a, t`,
       [transactionId],
     );
     return rows[0];

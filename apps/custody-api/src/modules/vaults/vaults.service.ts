@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createVaultSchema, createWalletSchema, listVaultsSchema } from '@tessera/contracts';
-import { conflict, notFound, TtlCache } from '@tessera/platform';
+import { badRequest, conflict, notFound, TtlCache } from '@tessera/platform';
 import { formatAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
 import { decodeCursor, encodeCursor } from '../../common/cursor';
@@ -76,7 +76,8 @@ export class VaultsService {
     const body = createWalletSchema.parse(input ?? {});
     await this.vaultOrThrow(caller, vaultId);
     const asset = await this.assets.findByRef(body.assetId);
-    if (!asset) throw notFound('Asset not found');
+    // A body field, not the path's resource: 400 on the field, as the address book answers it.
+    if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
     const wallet = await this.repository.createWallet(
       caller,
@@ -123,7 +124,9 @@ export class VaultsService {
 
   async addAddress(caller: Caller, id: string) {
     const wallet = await this.walletOrThrow(caller, id);
-    const asset = (await this.assets.find(wallet.assetId))!;
+    const asset = await this.assets.heldAsset(wallet.assetId);
+    // A new deposit address is something new started with the asset (decision 0203); the path names the wallet.
+    await this.assets.assertEnabledFor(caller.tenantId, asset, 'walletId');
     const derived = await this.repository.addAddress(caller.tenantId, wallet.id, (seed, index) =>
       deriveDepositAddress(this.tenants.openSeed(caller.tenantId, seed), asset, caller.environment, index),
     );
@@ -132,7 +135,7 @@ export class VaultsService {
 
   async balance(caller: Caller, id: string) {
     const wallet = await this.walletOrThrow(caller, id);
-    const asset = (await this.assets.find(wallet.assetId))!;
+    const asset = await this.assets.heldAsset(wallet.assetId);
     const row = (await this.repository.balance(wallet.id))!;
     return {
       walletId: wallet.id,

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { encodeFunctionData, keccak256 } from 'viem';
+import { formatAmount } from '../../../common/amounts';
 import type { BalanceDelta } from '../../ledger/ledger';
 import type { BroadcastRequest, BroadcastResult, ChainAdapter } from '../chain-adapter';
 import { EvmKeys, gasStationPath } from './evm-keys';
@@ -13,6 +14,22 @@ const NATIVE_TRANSFER_GAS = 21_000n;
 
 /** A withdrawal that cannot be sent yet (the gas top-up is not mined): the job is retried later. */
 export class RetryLaterError extends Error {}
+
+/**
+ * The failure of a withdrawal whose sending address holds less on chain than it must send (the amount, and
+ * for ETH the maximum network fee): the wallet's balance came, at least in part, by internal transfer.
+ */
+export function notOnAddress(t: BroadcastRequest['record'], onAddress: bigint, maxFee?: bigint): string {
+  const units = (v: bigint) => `${formatAmount(v, t.assetDecimals)} ${t.assetSymbol}`;
+  const needed =
+    maxFee === undefined
+      ? units(BigInt(t.amount))
+      : `${units(BigInt(t.amount))} plus up to ${units(maxFee)} of network fee`;
+  return (
+    `The wallet's deposit address holds ${units(onAddress)} on chain, less than the ${needed} to send: ` +
+    'a balance received by internal transfer stays on the address of the wallet that sent it'
+  );
+}
 
 /**
  * The `evm` chain: withdrawals signed with the sending deposit address's HD key and broadcast over JSON-RPC.
@@ -62,6 +79,12 @@ export class EvmChainAdapter implements ChainAdapter {
       if (recovered) return recovered;
     }
     const amount = BigInt(t.amount);
+    // The ledger may hold more than the address: a balance received by internal transfer stays on the sending
+    // wallet's address (decision 0444). Said plainly here rather than as the node's refusal of the estimate.
+    const onAddress = isToken
+      ? await this.rpc.tokenBalance(this.settings.usdtContract!, sender.address)
+      : await this.rpc.pendingBalance(sender.address);
+    if (onAddress < amount) return { ok: false, reason: notOnAddress(t, onAddress) };
     const call = isToken
       ? {
           from: sender.address,
@@ -97,6 +120,7 @@ export class EvmChainAdapter implements ChainAdapter {
       if (available < maxFee) {
         return { ok: false, reason: `Insufficient balance for the network fee (up to ${maxFee} wei)` };
       }
+      if (onAddress < amount + maxFee) return { ok: false, reason: notOnAddress(t, onAddress, maxFee) };
       deltas.push({
         walletId: t.walletId,
         transactionId: t.id,

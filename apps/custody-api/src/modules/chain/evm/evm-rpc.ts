@@ -126,8 +126,8 @@ export class EvmRpc {
     return this.client.getBalance({ address: address as `0x${string}`, blockNumber });
   }
 
-  /** ERC-20 `balanceOf(address)` at a block. */
-  tokenBalance(contract: string, address: string, blockNumber: bigint): Promise<bigint> {
+  /** ERC-20 `balanceOf(address)` at a block (the latest one when none is given). */
+  tokenBalance(contract: string, address: string, blockNumber?: bigint): Promise<bigint> {
     return this.client.readContract({
       address: contract as `0x${string}`,
       abi: ERC20_BALANCE_ABI,

@@ -1,0 +1,198 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DataSource, type QueryRunner } from 'typeorm';
+import { DESTINATION_REMOVED } from '../src/modules/transactions/transactions.processor';
+import {
+  admin,
+  ASSETS,
+  bootWorker,
+  client,
+  type Client,
+  createKey,
+  createTenant,
+  creditedWallet as creditedWalletFor,
+  type Harness,
+  type KeyPair,
+  newIdempotencyKey,
+  sql,
+  startHarness,
+  waitFor,
+} from './support';
+
+/**
+ * "Withdrawals may only target addresses that already exist in the tenant's address book": the check and a
+ * DELETE of the entry happen in one serial order (the writer holds the entry FOR SHARE in its write transaction),
+ * and the worker checks again before the funds leave (decision 0220). Real API, worker and Postgres; the test
+ * orders the two requests by holding the row or advisory locks they wait for.
+ */
+const BOOK = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
+
+let h: Harness;
+let tenantId: string;
+let api: Client;
+let approverKey: KeyPair;
+let worker: NestFastifyApplication | undefined;
+
+beforeAll(async () => {
+  // No worker until the last test: the withdrawals stay where the requests leave them.
+  h = await startHarness({}, { worker: false });
+  tenantId = await createTenant(h.api);
+  api = client(h.api, await createKey(h.api, tenantId));
+  approverKey = await createKey(h.api, tenantId, { scopes: ['transactions:read', 'withdrawals:approve'] });
+}, 60_000);
+afterAll(async () => {
+  await worker?.close();
+  await h?.close();
+});
+
+const addEntry = async () =>
+  (await api.post('/address-book', { assetId: ASSETS.BTC, address: BOOK, label: 'Cold' }).expect(201)).body
+    .id as string;
+
+const withdraw = (walletId: string, amount: string) =>
+  api.post(
+    '/transactions/withdraw',
+    { sourceWalletId: walletId, destinationAddress: BOOK, amount },
+    { 'idempotency-key': newIdempotencyKey() },
+  );
+
+/** Backends of this database waiting for a lock while running a statement that matches `pattern`. */
+const waitingOn = (pattern: string) =>
+  sql<{ n: number }>(
+    h,
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE $1`,
+    [pattern],
+  ).then((r) => r[0]!.n);
+
+/** A connection of its own holding a transaction open (the lock the requests under test wait for). */
+async function holding(statement: string, params: unknown[]): Promise<QueryRunner> {
+  const runner = h.api.get(DataSource).createQueryRunner();
+  await runner.connect();
+  await runner.startTransaction();
+  await runner.query(statement, params);
+  return runner;
+}
+
+async function release(runner: QueryRunner) {
+  await runner.commitTransaction();
+  await runner.release();
+}
+
+const withdrawalsOf = (walletId: string) =>
+  sql<{ n: number }>(
+    h,
+    `SELECT count(*)::int AS n FROM transactions WHERE wallet_id = $1 AND type = 'Withdrawal'`,
+    [walletId],
+  ).then((r) => r[0]!.n);
+
+describe('address book and withdrawals in one order', () => {
+  it('an entry deleted while the withdrawal waits for its wallet: 400 on destinationAddress, nothing created', async () => {
+    const entryId = await addEntry();
+    const w = await creditedWalletFor(h, api, '1');
+    // The wallet's balance row is busy: the withdrawal passes its checks before the write and waits for it.
+    const lock = await holding('SELECT 1 FROM balances WHERE wallet_id = $1 FOR UPDATE', [w.walletId]);
+    let answer: Promise<{ status: number; body: Record<string, unknown> }>;
+    try {
+      answer = withdraw(w.walletId, '0.25').then((r) => r);
+      await waitFor(
+        () => waitingOn('%"balances"%FOR UPDATE%'),
+        (n) => n === 1,
+      );
+      // The DELETE commits meanwhile.
+      await api.delete(`/address-book/${entryId}`).expect(204);
+    } finally {
+      await release(lock);
+    }
+    const res = await answer!;
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      message: 'Destination address is not in the address book',
+      errors: { destinationAddress: ['Add this address to the address book for this asset first'] },
+    });
+    expect(await withdrawalsOf(w.walletId)).toBe(0);
+    expect((await api.get(`/wallets/${w.walletId}/balance`)).body).toMatchObject({
+      available: '1',
+      locked: '0',
+    });
+  });
+
+  it('a DELETE arriving while the withdrawal holds the entry waits for it: the withdrawal is created first', async () => {
+    const entryId = await addEntry();
+    const w = await creditedWalletFor(h, api, '1');
+    // The withdrawal's write transaction pauses at its insert (a trigger waits for an advisory lock the test
+    // holds), after its checks: the entry is then held by it.
+    await sql(
+      h,
+      `CREATE FUNCTION test_pause_insert() RETURNS trigger LANGUAGE plpgsql AS
+         $$ BEGIN PERFORM pg_advisory_xact_lock_shared(4242); RETURN NEW; END $$`,
+    );
+    await sql(
+      h,
+      `CREATE TRIGGER test_pause_insert BEFORE INSERT ON transactions FOR EACH ROW
+         EXECUTE FUNCTION test_pause_insert()`,
+    );
+    const pause = await holding('SELECT pg_advisory_xact_lock(4242)', []);
+    let created: Promise<{ status: number; body: Record<string, unknown> }>;
+    let deleted: Promise<{ status: number }>;
+    try {
+      created = withdraw(w.walletId, '0.25').then((r) => r);
+      await waitFor(
+        () =>
+          sql<{ n: number }>(
+            h,
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event = 'advisory'`,
+          ).then((r) => r[0]!.n),
+        (n) => n === 1,
+      );
+      deleted = api.delete(`/address-book/${entryId}`).then((r) => r);
+      // The DELETE waits for the withdrawal's transaction (it holds the entry FOR SHARE).
+      await waitFor(
+        () => waitingOn('DELETE FROM "address_book"%'),
+        (n) => n === 1,
+      );
+    } finally {
+      await release(pause);
+      await sql(h, 'DROP TRIGGER test_pause_insert ON transactions');
+      await sql(h, 'DROP FUNCTION test_pause_insert()');
+    }
+    const res = await created!;
+    expect(res.status).toBe(201);
+    expect((await deleted!).status).toBe(204);
+    expect((await api.get(`/transactions/${res.body.transactionId}`).expect(200)).body.status).toBe(
+      'Submitted',
+    );
+    await api.get(`/address-book/${entryId}`).expect(404);
+  });
+
+  it('an entry deleted while the withdrawal waits for its approvals: after the quorum it fails before it is sent', async () => {
+    await admin(h.api)
+      .put(`/admin/tenants/${tenantId}/policies/test`, {
+        approvals: [{ asset: 'BTC', above: '0', required: 1, approvers: [approverKey.apiKey] }],
+      })
+      .expect(200);
+    worker = await bootWorker(h);
+    const entryId = await addEntry();
+    const w = await creditedWalletFor(h, api, '1');
+    const id = (await withdraw(w.walletId, '0.25').expect(201)).body.transactionId as string;
+    await api.delete(`/address-book/${entryId}`).expect(204);
+
+    const approved = await client(h.api, approverKey).post(`/transactions/${id}/approve`, {}).expect(200);
+    expect(approved.body.pendingApprovals).toMatchObject({ status: 'approved' });
+    const failed = await waitFor(
+      () => api.get(`/transactions/${id}`).then((r) => r.body),
+      (t) => ['Completed', 'Failed', 'Cancelled'].includes(t.status),
+    );
+    expect(failed).toMatchObject({
+      status: 'Failed',
+      failureReason: DESTINATION_REMOVED,
+      txHash: null,
+      completedAt: expect.any(String),
+    });
+    expect((await api.get(`/wallets/${w.walletId}/balance`)).body).toMatchObject({
+      total: '1',
+      available: '1',
+      locked: '0',
+    });
+  });
+});
