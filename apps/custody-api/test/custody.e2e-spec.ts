@@ -19,6 +19,7 @@ import {
 const BTC_TESTNET = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
 const BTC_MAINNET = 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4';
 const ETH_OK = '0x52908400098527886E0F7030069857D2E4169EE7';
+const ETH_OTHER = '0x8617E340B3D01FA5F11F306F4090FD50E238070D';
 const ETH_BAD_CHECKSUM = '0x52908400098527886E0F7030069857D2E4169Ee7';
 const XRP_OK = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh';
 const FAILING_DESTINATION = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
@@ -204,6 +205,15 @@ describe('wallets and deposit addresses', () => {
     expect(entry.body.assetId).toBe(ASSETS.ETH);
     const listed = await api.get(`/address-book?assetId=${upper}`).expect(200);
     expect(listed.body.items.map((e: { id: string }) => e.id)).toContain(entry.body.id);
+    // By symbol too, as wallets take it (the quick start's address-book entry); an unknown one is the same 400.
+    const bySymbol = await api
+      .post('/address-book', { assetId: 'eth', address: ETH_OTHER, label: 'By symbol' })
+      .expect(201);
+    expect(bySymbol.body.assetId).toBe(ASSETS.ETH);
+    const unknown = await api
+      .post('/address-book', { assetId: 'NOPE', address: ETH_OTHER, label: 'Unknown' })
+      .expect(400);
+    expect(unknown.body.errors).toEqual({ assetId: ['Unknown or disabled asset'] });
   });
 
   it('live keys get mainnet addresses', async () => {

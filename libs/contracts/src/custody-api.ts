@@ -54,7 +54,7 @@ export const listVaultsSchema = z.object({
 
 /** POST /address-book. */
 export const createAddressBookEntrySchema = z.object({
-  assetId: uuid,
+  assetId: z.string().trim().min(1).max(64).describe("The asset's id, or its symbol (`ETH`), as for wallets"),
   address: z.string().trim().min(1).max(200).describe("Validated for the asset's network, checksum included"),
   tag: z.string().trim().min(1).max(20).optional(),
   label: z.string().trim().min(1).max(200),

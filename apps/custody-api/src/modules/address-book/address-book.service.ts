@@ -37,7 +37,7 @@ export class AddressBookService {
   async create(caller: Caller, input: unknown) {
     const body = createAddressBookEntrySchema.parse(input ?? {});
     // A UUID in any case names the same asset (the schema accepts either).
-    const asset = await this.assets.find(body.assetId.toLowerCase());
+    const asset = await this.assets.findByRef(body.assetId);
     if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
     await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
     if (!asset.requiresTag && body.tag !== undefined) {
