@@ -1,4 +1,30 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { bootApp } from '@tessera/testing';
+import { loadEnv } from '../src/config/env';
+import { WorkerModule } from '../src/worker.module';
 import type { Harness } from './harness';
+
+/**
+ * The verification worker (step checks, enrollment expiry) on the harness's database and Redis, polling fast;
+ * the outbox relay stays off, so the suites read the outbox rows themselves. `env` adds to or overrides it.
+ */
+export function startChecksWorker(
+  h: Harness,
+  env: Record<string, string> = {},
+): Promise<NestFastifyApplication> {
+  return bootApp(
+    WorkerModule.forRoot(
+      loadEnv({
+        ...h.env.env,
+        CHECKS_POLL_MS: '200',
+        ENROLLMENT_EXPIRY_SWEEP_MS: '300',
+        OUTBOX_RELAY_ENABLED: 'false',
+        ...env,
+      }),
+    ),
+    { rpc: false },
+  );
+}
 
 /**
  * What the SDK's final submit leaves for the checks worker: the named steps `submitted` on the enrollment, the

@@ -1,11 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { applicantReviewedData } from '@tessera/contracts';
-import { bootApp, TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import { JobQueues } from '@tessera/platform';
-import { loadEnv } from '../src/config/env';
-import { WorkerModule } from '../src/worker.module';
 import { type Credential, type Harness, startHarness } from './harness';
-import { submitSteps, until } from './checks-support';
+import { startChecksWorker, submitSteps, until } from './checks-support';
 
 let h: Harness;
 let worker: NestFastifyApplication;
@@ -16,17 +14,7 @@ const bearer = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 
 beforeAll(async () => {
   h = await startHarness();
-  worker = await bootApp(
-    WorkerModule.forRoot(
-      loadEnv({
-        ...h.env.env,
-        CHECKS_POLL_MS: '200',
-        ENROLLMENT_EXPIRY_SWEEP_MS: '300',
-        OUTBOX_RELAY_ENABLED: 'false',
-      }),
-    ),
-    { rpc: false },
-  );
+  worker = await startChecksWorker(h);
   ({ productId, key } = await h.tenant());
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'AML_KYC',

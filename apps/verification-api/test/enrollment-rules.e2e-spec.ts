@@ -1,11 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { bootApp, TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import { Client } from 'pg';
-import { loadEnv } from '../src/config/env';
 import { LevelsService } from '../src/modules/levels/levels.service';
 import { ReviewsService } from '../src/modules/reviews/reviews.service';
-import { WorkerModule } from '../src/worker.module';
-import { until } from './checks-support';
+import { startChecksWorker, until } from './checks-support';
 import { type Credential, type Harness, startHarness } from './harness';
 
 /**
@@ -20,17 +18,7 @@ let key: Credential;
 
 beforeAll(async () => {
   h = await startHarness();
-  worker = await bootApp(
-    WorkerModule.forRoot(
-      loadEnv({
-        ...h.env.env,
-        CHECKS_POLL_MS: '200',
-        ENROLLMENT_EXPIRY_SWEEP_MS: '300',
-        OUTBOX_RELAY_ENABLED: 'false',
-      }),
-    ),
-    { rpc: false },
-  );
+  worker = await startChecksWorker(h);
   ({ productId, key } = await h.tenant());
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'AML_KYC',

@@ -5,14 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { JobQueues } from '@tessera/platform';
-import { bootApp, mediaFixture } from '@tessera/testing';
+import { mediaFixture } from '@tessera/testing';
 import sharp from 'sharp';
-import { loadEnv } from '../src/config/env';
 import { MediaInspectorService, ProbeUnavailableError } from '../src/modules/checks/media-inspector.service';
-import { WorkerModule } from '../src/worker.module';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
-import { submitSteps, until } from './checks-support';
+import { loadEnv } from '../src/config/env';
+import { startChecksWorker, submitSteps, until } from './checks-support';
 
 let m: MediaHarness;
 let h: Harness;
@@ -42,20 +41,12 @@ const photo = (width: number, height: number) =>
 beforeAll(async () => {
   m = await startMediaHarness();
   h = m.h;
-  worker = await bootApp(
-    WorkerModule.forRoot(
-      loadEnv({
-        ...h.env.env,
-        ...m.media.clientEnv,
-        CHECKS_POLL_MS: '200',
-        OUTBOX_RELAY_ENABLED: 'false',
-        // The fixture clips last exactly 1 s.
-        CHECKS_LIVENESS_MIN_SECONDS: '0.5',
-        CHECKS_LIVENESS_MAX_SECONDS: '30',
-      }),
-    ),
-    { rpc: false },
-  );
+  worker = await startChecksWorker(h, {
+    ...m.media.clientEnv,
+    // The fixture clips last exactly 1 s.
+    CHECKS_LIVENESS_MIN_SECONDS: '0.5',
+    CHECKS_LIVENESS_MAX_SECONDS: '30',
+  });
   ({ productId, key } = await h.tenant());
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'MEDIA_KYC',
