@@ -117,6 +117,7 @@ describe.each([
           INTERNAL_SERVICE_TOKEN: TEST_INTERNAL_SERVICE_TOKEN,
           ...storage.env,
           MEDIA_MAX_VIDEO_BYTES: String(256 * 1024),
+          MEDIA_MAX_UPLOADS_PER_SLOT: '4',
         }),
       ),
       { listen: true },
@@ -293,6 +294,26 @@ describe.each([
         side: null,
         source: 'liveness',
       });
+    });
+
+    it('a slot of one enrollment takes at most MEDIA_MAX_UPLOADS_PER_SLOT uploads: then 409, nothing stored; other slots and enrollments unaffected', async () => {
+      const full = randomUUID();
+      const putTo = (enrollment: string, slot: string) =>
+        http()
+          .put(`/internal/v1/resources/${enrollment}/${slot}?${owner}`)
+          .set(AUTH)
+          .set('content-type', 'application/octet-stream')
+          .send(JPEG);
+      // Concurrent uploads past the quota: the slot's lock lets exactly the quota through.
+      const answers = await Promise.all(Array.from({ length: 6 }, () => putTo(full, 'selfie')));
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 201, 409, 409]);
+      const [before, filesBefore] = [await rows(), await files()];
+      const refused = await putTo(full, 'selfie').expect(409);
+      expect(refused.body).toEqual({ message: expect.stringMatching(/at most 4 uploads/) });
+      expect(await rows()).toBe(before);
+      expect(await files()).toBe(filesBefore);
+      await putTo(full, 'document_front').expect(201);
+      await putTo(randomUUID(), 'selfie').expect(201);
     });
 
     it('415 and 413 store nothing (no row, no file, no temp file)', async () => {

@@ -17,6 +17,7 @@ import {
 // media-store's video limit, as in production (100 MiB both), at 256 KiB.
 const TIMEOUT_MS = 3000;
 const CAP = 256 * 1024;
+const QUOTA = 8;
 
 let m: MediaHarness;
 let h: Harness;
@@ -29,7 +30,7 @@ const WEBM = fixture('tiny.webm');
 
 beforeAll(async () => {
   m = await startMediaHarness(
-    { MEDIA_MAX_VIDEO_BYTES: String(CAP) },
+    { MEDIA_MAX_VIDEO_BYTES: String(CAP), MEDIA_MAX_UPLOADS_PER_SLOT: String(QUOTA) },
     {
       MEDIA_UPLOAD_MAX_BYTES: String(CAP),
       MEDIA_STORE_MAX_SOCKETS: '2',
@@ -216,5 +217,31 @@ describe('an upload racing the submit (decision 0441)', () => {
     }
     await pause(300);
     expect(await rows()).toBe(rowsBefore);
+  });
+});
+
+describe('uploads per slot (decision 0446)', () => {
+  it(`a slot of one verification takes ${QUOTA} uploads; the next answers 409 in the error shape, nothing stored`, async () => {
+    const many = await enrolledApplicant(h, 'many-uploads', { productId: a.productId, key: a.key });
+    const upload = () =>
+      h
+        .http()
+        .post('/api/v1/sdk/uploads/selfie')
+        .set('authorization', `Bearer ${many.token}`)
+        .attach('file', JPEG, 'selfie.jpg');
+    for (let i = 0; i < QUOTA; i++) await upload().expect(201);
+    const rowsBefore = await rows();
+    const refused = await upload().expect(409);
+    expect(refused.body).toEqual({ message: expect.stringMatching(new RegExp(`at most ${QUOTA} uploads`)) });
+    expect(await rows()).toBe(rowsBefore);
+    // More refusals than the agent has sockets, then a read: each refusal released its connection.
+    for (let i = 0; i < 3; i++) await upload().expect(409);
+    const listed = await h.http().get('/v1/applicants/many-uploads/resources').set(h.auth(a.key)).expect(200);
+    await h
+      .http()
+      .get(`/v1/applicants/many-uploads/resources/${listed.body.items[0].id as string}`)
+      .set(h.auth(a.key))
+      .timeout(TIMEOUT_MS - 500)
+      .expect(200);
   });
 });

@@ -524,7 +524,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'sdkUpload',
     summary: 'Upload one file into a slot',
     description:
-      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal.',
+      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal. 409 when the verification was already submitted, or when the slot holds its quota of uploads (MEDIA_MAX_UPLOADS_PER_SLOT, 20 by default, superseded ones included; a new link starts with empty slots).',
     params: { path: z.object({ slot: z.enum(MEDIA_SLOTS) }) },
     body: {
       schema: named(

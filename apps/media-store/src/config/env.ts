@@ -21,6 +21,11 @@ export const envSchema = baseEnvSchema.extend({
     .int()
     .min(1)
     .default(100 * MB),
+  /**
+   * Uploads one slot of one enrollment may hold, superseded ones included (decision 0446): a link holder cannot
+   * fill the storage by uploading again and again. Past it 409 and nothing is stored.
+   */
+  MEDIA_MAX_UPLOADS_PER_SLOT: z.coerce.number().int().min(1).default(20),
   S3_ENDPOINT: z.string().url().optional(),
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: z.string().default('tessera-media'),

@@ -45,6 +45,13 @@ export const toMediaResource = (row: ResourceEntity): MediaResource => ({
 });
 
 /** The only reader and writer of schema `media`. */
+/** The slot of the enrollment holds its quota of uploads already (decision 0446). */
+export class SlotFullError extends Error {
+  constructor(readonly maxUploads: number) {
+    super(`Upload limit reached: a slot of one verification takes at most ${maxUploads} uploads`);
+  }
+}
+
 @Injectable()
 export class ResourcesRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -58,7 +65,17 @@ export class ResourcesRepository {
    * upload is never older than the one it supersedes. It is cut to milliseconds, what a JS Date holds, so the
    * two stay equal.
    */
-  async insertActive(input: NewResource): Promise<ResourceEntity> {
+  /** How many uploads the slot of the enrollment holds (its highest sequence number; none are ever deleted). */
+  async uploadsIn(enrollmentId: string, slot: string): Promise<number> {
+    const [{ seq }] = (await this.dataSource.query(
+      'SELECT COALESCE(MAX("seq"), 0) AS "seq" FROM "media"."resources" WHERE "enrollment_id" = $1 AND "slot" = $2',
+      [enrollmentId, slot],
+    )) as Array<{ seq: number }>;
+    return Number(seq);
+  }
+
+  /** `maxUploads`: the slot's quota; an upload past it is refused under the slot's lock (SlotFullError). */
+  async insertActive(input: NewResource, maxUploads = Number.MAX_SAFE_INTEGER): Promise<ResourceEntity> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
         `media:slot:${input.enrollmentId}:${input.slot}`,
@@ -74,6 +91,7 @@ export class ResourcesRepository {
         'SELECT COALESCE(MAX("seq"), 0) + 1 AS "seq" FROM "media"."resources" WHERE "enrollment_id" = $1 AND "slot" = $2',
         [input.enrollmentId, input.slot],
       )) as Array<{ seq: number }>;
+      if (Number(seq) > maxUploads) throw new SlotFullError(maxUploads);
       const row = manager.create(ResourceEntity, {
         ...input,
         sizeBytes: String(input.sizeBytes),

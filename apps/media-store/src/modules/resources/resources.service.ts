@@ -15,7 +15,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Env } from '../../config/env';
 import { BlobNotFoundError, BlobRepository, type ByteRange } from './blobs/blob.repository';
-import { ResourcesRepository, type ResourceFilter, toMediaResource } from './resources.repository';
+import {
+  ResourcesRepository,
+  type ResourceFilter,
+  SlotFullError,
+  toMediaResource,
+} from './resources.repository';
 import { TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
 
 export interface UploadTarget {
@@ -34,13 +39,15 @@ export interface ResourceKey {
   seq: number;
 }
 
-/** A refusal of the meter as the answer the client gets; anything else unchanged (a 500). */
+/** A refusal of the meter or of a full slot as the answer the client gets; anything else unchanged (a 500). */
 const asHttpError = (err: unknown): unknown =>
   err instanceof UnsupportedTypeError
     ? new AppException(415, err.message)
     : err instanceof TooLargeError
       ? new AppException(413, err.message)
-      : err;
+      : err instanceof SlotFullError
+        ? new AppException(409, err.message)
+        : err;
 
 /** Stores uploads (sniffed, hashed, size-limited while they stream) and serves their bytes and metadata. */
 @Injectable()
@@ -63,6 +70,12 @@ export class ResourcesService {
    * blob and no temporary file remain.
    */
   async upload(target: UploadTarget, body: IncomingMessage | Readable): Promise<MediaResource> {
+    // A full slot is refused before a byte is stored (and again under the slot's lock, for uploads in flight).
+    const quota = this.env.MEDIA_MAX_UPLOADS_PER_SLOT;
+    if ((await this.repository.uploadsIn(target.enrollmentId, target.slot)) >= quota) {
+      body.resume();
+      throw asHttpError(new SlotFullError(quota));
+    }
     const meter = new UploadMeter(SLOT_ALLOWED_MIMES[target.slot], (mime) =>
       this.limitFor(MEDIA_MIME_KINDS[mime]),
     );
@@ -94,27 +107,30 @@ export class ResourcesService {
       throw asHttpError(refusal ?? new Error('Upload ended before the whole body was stored'));
     }
     try {
-      const row = await this.repository.insertActive({
-        id,
-        tenantId: target.productId,
-        applicantId: target.applicantId,
-        enrollmentId: target.enrollmentId,
-        slot: target.slot,
-        kind: MEDIA_MIME_KINDS[mime],
-        mime,
-        sizeBytes: meter.size,
-        sha256: meter.sha256,
-        storageKey,
-        documentType: target.labels.documentType ?? null,
-        side: sideForSlot(target.slot),
-        source: target.labels.source ?? defaultSourceFor(target.slot),
-      });
+      const row = await this.repository.insertActive(
+        {
+          id,
+          tenantId: target.productId,
+          applicantId: target.applicantId,
+          enrollmentId: target.enrollmentId,
+          slot: target.slot,
+          kind: MEDIA_MIME_KINDS[mime],
+          mime,
+          sizeBytes: meter.size,
+          sha256: meter.sha256,
+          storageKey,
+          documentType: target.labels.documentType ?? null,
+          side: sideForSlot(target.slot),
+          source: target.labels.source ?? defaultSourceFor(target.slot),
+        },
+        quota,
+      );
       return toMediaResource(row);
     } catch (err) {
       await this.blobs
         .remove(storageKey)
         .catch((e: unknown) => this.logger.warn(`Orphan blob ${storageKey}: ${e}`));
-      throw err;
+      throw asHttpError(err);
     }
   }
 

@@ -94,7 +94,7 @@ export class ResourcesRepository implements OnModuleDestroy {
 
   /**
    * Streams `body` into media-store. The PUT ends when `done` resolves (media-store then records the upload)
-   * and is destroyed when `done` rejects or `body` fails (media-store stores nothing). media-store's 415/413/400
+   * and is destroyed when `done` rejects or `body` fails (media-store stores nothing). media-store's 415/413/409/400
    * come back as the same status and message.
    */
   upload(target: MediaTarget, body: Readable, done: Promise<void>): Promise<MediaResource> {
@@ -176,7 +176,7 @@ export class ResourcesRepository implements OnModuleDestroy {
   private async failure(response: IncomingMessage): Promise<AppException> {
     const status = response.statusCode ?? 502;
     const body = (await this.json(response).catch(() => ({}))) as { message?: unknown };
-    if ([400, 404, 413, 415, 416].includes(status)) {
+    if ([400, 404, 409, 413, 415, 416].includes(status)) {
       return new AppException(
         status,
         typeof body.message === 'string' ? body.message : 'Media request refused',
