@@ -12,7 +12,7 @@ import { LevelsService } from '../modules/levels/levels.service';
 import { ProductsModule } from '../modules/products/products.module';
 import { ProductsService } from '../modules/products/products.service';
 import { ReviewsModule } from '../modules/reviews/reviews.module';
-import { APPLICANT_ACTIONS } from '../modules/reviews/reviews.repository';
+import { APPLICANT_ACTIONS } from '../modules/reviews/applicant-actions.repository';
 import { ReviewsService } from '../modules/reviews/reviews.service';
 import { SanctionsListRepository } from '../modules/screening/sanctions-list.repository';
 import { qualityReport } from '../modules/screening/screening-quality';

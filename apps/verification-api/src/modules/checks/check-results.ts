@@ -1,4 +1,4 @@
-import type { CheckResult } from '../reviews/reviews.repository';
+import type { CheckResult } from '../reviews/check-results.repository';
 
 /** One thing a check found wrong: the reject label it carries and what the operator reads. */
 export interface CheckProblem {

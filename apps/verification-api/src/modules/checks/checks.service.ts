@@ -7,7 +7,7 @@ import { forOperator } from './check-results';
 import { identityDataCheck } from './identity-data-check';
 import { questionnaireCheck } from './questionnaire-check';
 import { MEDIA_CHECK_KINDS, MediaChecksService } from './media-checks.service';
-import type { CheckResult, CheckSubject } from '../reviews/reviews.repository';
+import type { CheckResult, CheckSubject } from '../reviews/check-results.repository';
 import { ReviewsService } from '../reviews/reviews.service';
 import { ScreeningService } from '../screening/screening.service';
 import { screeningCheckResult, screeningSubject } from './screening-check';

@@ -1,5 +1,5 @@
 import { isPastDate } from '@tessera/contracts';
-import type { CheckResult } from '../reviews/reviews.repository';
+import type { CheckResult } from '../reviews/check-results.repository';
 import { verdict } from './check-results';
 
 const DATE_KEYS = ['dateOfBirth', 'incorporatedOn'];

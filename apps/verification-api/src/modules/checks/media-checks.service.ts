@@ -3,7 +3,7 @@ import { isTwoSidedDocument, type MediaSlot } from '@tessera/contracts';
 import { APP_CONFIG } from '@tessera/platform';
 import type { Env } from '../../config/env';
 import type { LevelEntity } from '../levels/entities/level.entity';
-import type { CheckResult, CheckSubject } from '../reviews/reviews.repository';
+import type { CheckResult, CheckSubject } from '../reviews/check-results.repository';
 import { companyDocuments } from '../resources/company-documents';
 import { forOperator, passed, retry } from './check-results';
 import { type ResourceMetadata, ResourcesService } from '../resources/resources.service';

@@ -1,6 +1,6 @@
 import type { Question } from '@tessera/contracts';
 import { checkAnswer, missingAnswers } from '../questionnaires/questionnaire-answers';
-import type { CheckResult } from '../reviews/reviews.repository';
+import type { CheckResult } from '../reviews/check-results.repository';
 import { verdict } from './check-results';
 
 /**

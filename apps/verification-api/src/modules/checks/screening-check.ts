@@ -1,4 +1,4 @@
-import type { CheckResult } from '../reviews/reviews.repository';
+import type { CheckResult } from '../reviews/check-results.repository';
 import type { ScreeningResult, ScreeningSubject } from '../screening/screening.service';
 
 /** What the aml and adverse_media steps screen: the person's full name and birth date, or the company name. */

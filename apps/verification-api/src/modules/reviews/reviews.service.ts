@@ -10,7 +10,10 @@ import { toApplicantStatus } from '../applicants/applicants.service';
 import { requiredSteps, toStepResults } from '../applicants/step-results';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
-import { type ApplicantAction, type CheckResult, ReviewsRepository } from './reviews.repository';
+import { type ApplicantAction, ApplicantActionsRepository } from './applicant-actions.repository';
+import { type CheckResult, CheckResultsRepository } from './check-results.repository';
+import { ReviewsRepository } from './reviews.repository';
+import { StepDecisionsRepository } from './step-decisions.repository';
 import type { LevelEntity } from '../levels/entities/level.entity';
 
 const productIdSchema = z.uuid();
@@ -28,6 +31,9 @@ const ACTION_CONFLICTS: Record<ApplicantAction, string> = {
 export class ReviewsService {
   constructor(
     private readonly repository: ReviewsRepository,
+    private readonly stepDecisions: StepDecisionsRepository,
+    private readonly checkResults: CheckResultsRepository,
+    private readonly applicantActions: ApplicantActionsRepository,
     private readonly products: ProductsService,
     private readonly levels: LevelsService,
   ) {}
@@ -45,7 +51,7 @@ export class ReviewsService {
     const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
     const levelStep = level?.steps.find((step) => step.kind === kind);
     if (!level || !levelStep) throw notFound(`Step ${kind} is not in the applicant's level`);
-    const result = await this.repository.decideStep({
+    const result = await this.stepDecisions.decideStep({
       applicantId: applicant.id,
       level,
       kind,
@@ -83,11 +89,11 @@ export class ReviewsService {
 
   /** Check side (the worker): `submitted` -> `in_review`; 'done' when the step has moved on already. */
   claimStep(stepId: string) {
-    return this.repository.claimStep(stepId);
+    return this.checkResults.claimStep(stepId);
   }
 
   checkSubject(stepId: string) {
-    return this.repository.checkSubject(stepId);
+    return this.checkResults.checkSubject(stepId);
   }
 
   /** Records an automatic check's result; 'stale' when the step or the applicant's level moved meanwhile. */
@@ -98,7 +104,7 @@ export class ReviewsService {
     level: LevelEntity;
     result: CheckResult;
   }) {
-    return this.repository.recordCheck(input);
+    return this.checkResults.recordCheck(input);
   }
 
   /**
@@ -146,7 +152,7 @@ export class ReviewsService {
     if ((input.reviewAnswer === 'RED') !== redRequired) {
       throw badRequest('steps: a RED review needs a required step RED, a GREEN review none');
     }
-    const outcome = await this.repository.sandboxReview({ applicantId: applicant.id, level, decisions });
+    const outcome = await this.stepDecisions.sandboxReview({ applicantId: applicant.id, level, decisions });
     if (outcome === 'level_changed')
       throw conflict('The applicant moved to another level meanwhile; read it again');
     if (outcome === 'deactivated' || outcome === 'blocklisted') throw frozenConflict(outcome);
@@ -168,7 +174,7 @@ export class ReviewsService {
     const applicant = await this.repository.findApplicant(productId, externalUserId);
     if (!applicant) throw notFound('Applicant not found');
     const level = applicant.levelId ? await this.levels.findById(applicant.levelId) : null;
-    const outcome = await this.repository.applicantAction({
+    const outcome = await this.applicantActions.applicantAction({
       applicantId: applicant.id,
       action,
       reason: reason ?? null,

@@ -9,7 +9,7 @@ import { RateLimitService } from '../auth/rate-limit.service';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { enabledFields, LevelsService } from '../levels/levels.service';
 import type { PartnerContext } from '../products/products.service';
-import { ReviewsRepository } from '../reviews/reviews.repository';
+import { ReviewCompletionRepository } from '../reviews/review-completion.repository';
 import { assertCanVerify, SessionsService } from '../sessions/sessions.service';
 import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/contracts';
 import { refusedRow } from './row-rules';
@@ -47,7 +47,7 @@ export class UbosService {
     private readonly levels: LevelsService,
     private readonly sessions: SessionsService,
     private readonly limits: RateLimitService,
-    private readonly reviews: ReviewsRepository,
+    private readonly reviewCompletion: ReviewCompletionRepository,
     @Inject(APP_CONFIG) env: Env,
   ) {
     this.baseUrl = env.PUBLIC_BASE_URL.replace(/\/+$/, '');
@@ -121,7 +121,7 @@ export class UbosService {
       uboIndex === undefined
         ? undefined
         : await this.repository.remove(parent.id, uboIndex, (manager) =>
-            this.reviews.rollUpCompany(manager, parent.id),
+            this.reviewCompletion.rollUpCompany(manager, parent.id),
           );
     if (!row) throw notFound('UBO row not found');
     return this.toView(row);
