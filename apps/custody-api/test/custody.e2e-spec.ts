@@ -560,23 +560,27 @@ describe('transfers and withdrawals', () => {
     ]);
   });
 
-  it('a withdrawal to a destination not in the address book is 400', async () => {
+  it('a withdrawal to a destination not in the address book is 400, and its Idempotency-Key stays free', async () => {
     const a = await fundedWallet(api, ASSETS.BTC, '1');
-    const res = await api
-      .post(
+    const destinationAddress = 'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7';
+    const key = newIdempotencyKey();
+    const withdraw = () =>
+      api.post(
         '/transactions/withdraw',
-        {
-          sourceWalletId: a.walletId,
-          destinationAddress: 'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7',
-          amount: '0.1',
-        },
-        { 'idempotency-key': newIdempotencyKey() },
-      )
-      .expect(400);
+        { sourceWalletId: a.walletId, destinationAddress, amount: '0.1' },
+        { 'idempotency-key': key },
+      );
+    const res = await withdraw().expect(400);
     expect(res.body).toEqual({
       message: 'Destination address is not in the address book',
       errors: { destinationAddress: ['Add this address to the address book for this asset first'] },
     });
+    // The refusal (decided inside the write, after the key was claimed) reserved nothing: the same key, once
+    // the entry exists, creates the withdrawal.
+    await api
+      .post('/address-book', { assetId: ASSETS.BTC, address: destinationAddress, label: 'Later' })
+      .expect(201);
+    await withdraw().expect(201);
   });
 
   it('Idempotency-Key: required, well-formed, same body replays, different body 400', async () => {

@@ -340,6 +340,13 @@ describe('hard rules', () => {
         ]),
       ],
     );
+    // A withdrawal in flight to the old spelling: the worker compares it with the book again before the broadcast.
+    const source = await fundedWallet(api, ASSETS.BTC, '1');
+    const inFlight = (await withdraw(source.walletId, '0.1').expect(201)).body as { transactionId: string };
+    await sql(h, 'UPDATE transactions SET destination_address = $2, completed_at = NULL WHERE id = $1', [
+      inFlight.transactionId,
+      SPARE.toUpperCase(),
+    ]);
     const runner = h.api.get(DataSource).createQueryRunner();
     try {
       await new CanonicalAddresses1795600000444().up(runner);
@@ -354,6 +361,12 @@ describe('hard rules', () => {
       { address: SPARE, tag: null },
       { address: XRP_DEST, tag: '42' },
     ]);
+    const [rewritten] = await sql<{ destination_address: string }>(
+      h,
+      'SELECT destination_address FROM transactions WHERE id = $1',
+      [inFlight.transactionId],
+    );
+    expect(rewritten!.destination_address).toBe(SPARE);
     const policy = (await api.get('/policies').expect(200)).body;
     expect(policy.destinations.entries).toEqual([
       expect.objectContaining({ assetId: ASSETS.BTC, address: SPARE, tag: null }),

@@ -1,6 +1,6 @@
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
+import { APPLICANT_ACTIONS, levelCreateSchema, levelPatchSchema, stepReviewSchema } from '@tessera/contracts';
 import { cliFailure, PlatformModule } from '@tessera/platform';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -12,7 +12,6 @@ import { LevelsService } from '../modules/levels/levels.service';
 import { ProductsModule } from '../modules/products/products.module';
 import { ProductsService } from '../modules/products/products.service';
 import { ReviewsModule } from '../modules/reviews/reviews.module';
-import { APPLICANT_ACTIONS } from '../modules/reviews/applicant-actions.repository';
 import { ReviewsService } from '../modules/reviews/reviews.service';
 import { SanctionsListRepository } from '../modules/screening/sanctions-list.repository';
 import { qualityReport } from '../modules/screening/screening-quality';

@@ -3,7 +3,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Stored withdrawal destinations in their canonical spelling (normalizeExternalAddress since this release), so that
  * string comparison finds them: bech32 Bitcoin addresses lowercase, XRP tags without leading zeros, in the address
- * book and in the policies' allow and deny lists. Before, `BC1Q…` and `bc1q…`, or the tags `07` and `7`, were two
+ * book, in the withdrawals still in flight and in the policies' allow and deny lists. Before, `BC1Q…` and `bc1q…`, or the tags `07` and `7`, were two
  * destinations, and a deny list could be passed by spelling its address another way. Data only; `down` leaves the
  * canonical spelling (the old one was never meaningful).
  */
@@ -19,6 +19,19 @@ export class CanonicalAddresses1795600000444 implements MigrationInterface {
     await q.query(
       `UPDATE "address_book" b SET "tag" = (b."tag"::numeric)::text FROM "assets" a
         WHERE a."id" = b."asset_id" AND a."network" = 'ripple' AND b."tag" ~ '^0[0-9]+$'`,
+    );
+    // Withdrawals still in flight: the worker checks their destination against the book again before the
+    // broadcast, by the same string comparison.
+    await q.query(
+      `UPDATE "transactions" t SET "destination_address" = lower(t."destination_address") FROM "assets" a
+        WHERE a."id" = t."asset_id" AND a."network" = 'bitcoin' AND t."type" = 'Withdrawal'
+          AND t."completed_at" IS NULL AND lower(t."destination_address") ~ '^(bc|tb)1'
+          AND t."destination_address" <> lower(t."destination_address")`,
+    );
+    await q.query(
+      `UPDATE "transactions" t SET "destination_tag" = (t."destination_tag"::numeric)::text FROM "assets" a
+        WHERE a."id" = t."asset_id" AND a."network" = 'ripple' AND t."type" = 'Withdrawal'
+          AND t."completed_at" IS NULL AND t."destination_tag" ~ '^0[0-9]+$'`,
     );
     await q.query(
       `UPDATE "withdrawal_policies" p SET "document" = jsonb_set(p."document", '{destinations,entries}', (

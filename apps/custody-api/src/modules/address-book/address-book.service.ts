@@ -36,10 +36,7 @@ export class AddressBookService {
 
   async create(caller: Caller, input: unknown) {
     const body = createAddressBookEntrySchema.parse(input ?? {});
-    // A UUID in any case names the same asset (the schema accepts either).
-    const asset = await this.assets.findByRef(body.assetId);
-    if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
-    await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
+    const asset = await this.assets.startableByRef(caller.tenantId, body.assetId);
     if (!asset.requiresTag && body.tag !== undefined) {
       throw badRequest(`${asset.symbol} addresses take no tag`, { tag: ['This asset takes no tag'] });
     }

@@ -12,7 +12,7 @@ const DISABLED_CACHE = 'tenant-disabled-assets';
  * Assets, cached briefly in process (they change only by migration), and each tenant's disabled set, cached for
  * 5 s: an operator change (API or CLI) drops that tenant's entry on every replica at once. An asset disabled
  * globally (`assets.enabled`, the migration-level switch) is left out of everything that starts something new
- * (`list`, `find`, `findByRef`), but the wallets, balances and transactions that already hold it still find it
+ * (`list`, `findByRef`), but the wallets, balances and transactions that already hold it still find it
  * (`heldAsset`: decision 0203).
  */
 @Injectable()
@@ -38,11 +38,6 @@ export class AssetsService {
   /** The enabled assets. */
   async list(): Promise<AssetEntity[]> {
     return (await this.all()).filter((a) => a.enabled);
-  }
-
-  /** An enabled asset by id (for something new: a wallet, an address-book entry). */
-  async find(id: string): Promise<AssetEntity | undefined> {
-    return (await this.list()).find((a) => a.id === id);
   }
 
   /** Any asset by id, a globally disabled one included. */
@@ -84,6 +79,18 @@ export class AssetsService {
   }
 
   /** 400 with `errors[field]` when the asset is disabled globally or the operator disabled it for the tenant. */
+  /**
+   * The asset a body field names (its id in any case, or its symbol) for something new (a wallet, an address-book
+   * entry): 400 on `assetId` when unknown or disabled, globally or for the tenant. A body field, not the path's
+   * resource, so never a 404.
+   */
+  async startableByRef(tenantId: string, ref: string): Promise<AssetEntity> {
+    const asset = await this.findByRef(ref);
+    if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
+    await this.assertEnabledFor(tenantId, asset, 'assetId');
+    return asset;
+  }
+
   async assertEnabledFor(tenantId: string, asset: AssetEntity, field: string): Promise<void> {
     if (!asset.enabled) {
       throw badRequest(`Asset ${asset.symbol} is disabled`, {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createVaultSchema, createWalletSchema, listVaultsSchema } from '@tessera/contracts';
-import { badRequest, conflict, notFound, TtlCache } from '@tessera/platform';
+import { conflict, notFound, TtlCache } from '@tessera/platform';
 import { formatAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
 import { decodeCursor, encodeCursor } from '../../common/cursor';
@@ -75,10 +75,7 @@ export class VaultsService {
   async createWallet(caller: Caller, vaultId: string, input: unknown) {
     const body = createWalletSchema.parse(input ?? {});
     await this.vaultOrThrow(caller, vaultId);
-    const asset = await this.assets.findByRef(body.assetId);
-    // A body field, not the path's resource: 400 on the field, as the address book answers it.
-    if (!asset) throw badRequest('Unknown asset', { assetId: ['Unknown or disabled asset'] });
-    await this.assets.assertEnabledFor(caller.tenantId, asset, 'assetId');
+    const asset = await this.assets.startableByRef(caller.tenantId, body.assetId);
     const wallet = await this.repository.createWallet(
       caller,
       vaultId,

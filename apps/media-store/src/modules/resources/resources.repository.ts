@@ -44,7 +44,6 @@ export const toMediaResource = (row: ResourceEntity): MediaResource => ({
   supersededAtUtc: row.supersededAt ? row.supersededAt.toISOString() : null,
 });
 
-/** The only reader and writer of schema `media`. */
 /** The slot of the enrollment holds its quota of uploads already (decision 0446). */
 export class SlotFullError extends Error {
   constructor(readonly maxUploads: number) {
@@ -52,50 +51,53 @@ export class SlotFullError extends Error {
   }
 }
 
+/**
+ * The uploads a slot of an enrollment holds (its highest sequence number: none is ever deleted) and the clock,
+ * read now (clock_timestamp(), not now(): the transaction's start) and cut to milliseconds, what a JS Date holds.
+ */
+const SLOT_STATE = `
+  SELECT COALESCE(MAX("seq"), 0)::int AS "uploads", date_trunc('milliseconds', clock_timestamp()) AS "at"
+    FROM "media"."resources" WHERE "enrollment_id" = $1 AND "slot" = $2`;
+
+/** The only reader and writer of schema `media`. */
 @Injectable()
 export class ResourcesRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** How many uploads the slot of the enrollment holds, superseded ones included. */
+  async uploadsIn(enrollmentId: string, slot: string): Promise<number> {
+    const [{ uploads }] = (await this.dataSource.query(SLOT_STATE, [enrollmentId, slot])) as Array<{
+      uploads: number;
+    }>;
+    return uploads;
+  }
+
   /**
    * Records a stored upload as the active resource of its slot, in one transaction: the previous active one
    * turns inactive, and the upload takes the slot's next sequence number. A per-slot advisory lock serialises
-   * concurrent uploads to one slot, so exactly one stays active (the partial unique index also guarantees it).
-   * The stamp of both (the new row's created_at, the old one's superseded_at) is read once the lock is held
-   * (clock_timestamp(), not now(): the transaction's start), so stamps follow the order the lock gives and an
-   * upload is never older than the one it supersedes. It is cut to milliseconds, what a JS Date holds, so the
-   * two stay equal.
+   * concurrent uploads to one slot, so exactly one stays active (the partial unique index also guarantees it),
+   * and an upload past the slot's quota (`maxUploads`) is refused under it (SlotFullError) before anything
+   * changes. The stamp of both (the new row's created_at, the old one's superseded_at) is read once the lock is
+   * held, so stamps follow the order the lock gives and an upload is never older than the one it supersedes.
    */
-  /** How many uploads the slot of the enrollment holds (its highest sequence number; none are ever deleted). */
-  async uploadsIn(enrollmentId: string, slot: string): Promise<number> {
-    const [{ seq }] = (await this.dataSource.query(
-      'SELECT COALESCE(MAX("seq"), 0) AS "seq" FROM "media"."resources" WHERE "enrollment_id" = $1 AND "slot" = $2',
-      [enrollmentId, slot],
-    )) as Array<{ seq: number }>;
-    return Number(seq);
-  }
-
-  /** `maxUploads`: the slot's quota; an upload past it is refused under the slot's lock (SlotFullError). */
   async insertActive(input: NewResource, maxUploads = Number.MAX_SAFE_INTEGER): Promise<ResourceEntity> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
         `media:slot:${input.enrollmentId}:${input.slot}`,
       ]);
-      const [{ at }] = (await manager.query(
-        `SELECT date_trunc('milliseconds', clock_timestamp()) AS "at"`,
-      )) as Array<{ at: Date }>;
+      const [{ uploads, at }] = (await manager.query(SLOT_STATE, [input.enrollmentId, input.slot])) as Array<{
+        uploads: number;
+        at: Date;
+      }>;
+      if (uploads >= maxUploads) throw new SlotFullError(maxUploads);
       await manager.query(
         'UPDATE "media"."resources" SET "active" = false, "superseded_at" = $3 WHERE "enrollment_id" = $1 AND "slot" = $2 AND "active"',
         [input.enrollmentId, input.slot, at],
       );
-      const [{ seq }] = (await manager.query(
-        'SELECT COALESCE(MAX("seq"), 0) + 1 AS "seq" FROM "media"."resources" WHERE "enrollment_id" = $1 AND "slot" = $2',
-        [input.enrollmentId, input.slot],
-      )) as Array<{ seq: number }>;
-      if (Number(seq) > maxUploads) throw new SlotFullError(maxUploads);
       const row = manager.create(ResourceEntity, {
         ...input,
         sizeBytes: String(input.sizeBytes),
-        seq: Number(seq),
+        seq: uploads + 1,
         active: true,
         createdAt: at,
         supersededAt: null,

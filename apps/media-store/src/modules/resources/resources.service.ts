@@ -9,7 +9,7 @@ import {
   SLOT_ALLOWED_MIMES,
   type UploadLabels,
 } from '@tessera/contracts';
-import { APP_CONFIG, AppException, notFound } from '@tessera/platform';
+import { APP_CONFIG, AppException, conflict, notFound } from '@tessera/platform';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -46,7 +46,7 @@ const asHttpError = (err: unknown): unknown =>
     : err instanceof TooLargeError
       ? new AppException(413, err.message)
       : err instanceof SlotFullError
-        ? new AppException(409, err.message)
+        ? conflict(err.message)
         : err;
 
 /** Stores uploads (sniffed, hashed, size-limited while they stream) and serves their bytes and metadata. */

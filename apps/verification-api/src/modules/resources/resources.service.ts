@@ -8,7 +8,6 @@ import {
   type PartnerResourceMetadata,
   type ResourceListQuery,
   SLOT_CODES,
-  sideForSlot,
   slotForCode,
   uploadLabelsFor,
 } from '@tessera/contracts';
@@ -28,6 +27,7 @@ import { type MediaBytes, ResourcesRepository } from './resources.repository';
 export type ResourceMetadata = PartnerResourceMetadata & { sizeBytes: number; sha256: string };
 
 const LABEL_FIELDS = new Set(['documentType', 'side', 'source']);
+const UPLOADS_CLOSED = 'This verification was already submitted: uploads are closed';
 
 /**
  * Verification-side access to media (media-store owns the bytes and schema `media`).
@@ -40,8 +40,6 @@ const LABEL_FIELDS = new Set(['documentType', 'side', 'source']);
  *   historical; the stream must be consumed or destroyed. Throws the platform's `notFound` (404) when the id
  *   is malformed, forged, or belongs to another applicant or product, or when no such upload exists.
  */
-const UPLOADS_CLOSED = 'This verification was already submitted: uploads are closed';
-
 @Injectable()
 export class ResourcesService {
   private readonly idKey: Buffer;
@@ -181,7 +179,7 @@ export class ResourcesService {
       applicantId: session.aid,
       enrollmentId: session.sub,
       slot,
-      labels: { ...labels.data, side: sideForSlot(slot) ?? undefined },
+      labels: labels.data,
     };
     return new FileRelay(part.file, (body, done) => this.repository.upload(target, body, done));
   }

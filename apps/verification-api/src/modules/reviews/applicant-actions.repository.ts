@@ -3,15 +3,13 @@
  * brings back, afterActivate), blocklist and unblock.
  */
 import { Injectable } from '@nestjs/common';
-import { APPLICANT_ACTIONS, type ApplicantAction, VERIFICATION_EVENTS } from '@tessera/contracts';
+import { type ApplicantAction, VERIFICATION_EVENTS } from '@tessera/contracts';
 import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { ReviewCompletionRepository } from './review-completion.repository';
 import { frozenBy, ReviewsRepository, TERMINAL_STATUSES } from './reviews.repository';
 import { HAS_OPEN_CHILD } from '../ubos/open-children';
-
-export { APPLICANT_ACTIONS, type ApplicantAction };
 
 /** The partner-visible review event of each operator action. */
 const ACTION_HISTORY_EVENTS: Record<ApplicantAction, string> = {
@@ -54,10 +52,6 @@ export class ApplicantActionsRepository {
     return this.dataSource.transaction(async (manager) => {
       const applicant = await this.reviews.lockApplicant(manager, input.applicantId);
       if (!applicant) return 'conflict';
-      const [flags] = await manager.query<{ blocklisted: boolean }[]>(
-        'SELECT blocklisted FROM applicants WHERE id = $1',
-        [applicant.id],
-      );
       const failOpenEnrollments = () =>
         manager.query(
           `UPDATE enrollments SET status = 'failed', updated_at = now()
@@ -101,14 +95,14 @@ export class ApplicantActionsRepository {
           eventType = VERIFICATION_EVENTS.APPLICANT_ACTIVATED;
           break;
         case 'blocklist':
-          if (flags.blocklisted) return 'conflict';
+          if (applicant.blocklisted) return 'conflict';
           await manager.query('UPDATE applicants SET blocklisted = true, updated_at = now() WHERE id = $1', [
             applicant.id,
           ]);
           await failOpenEnrollments();
           break;
         case 'unblock':
-          if (!flags.blocklisted) return 'conflict';
+          if (!applicant.blocklisted) return 'conflict';
           await manager.query('UPDATE applicants SET blocklisted = false, updated_at = now() WHERE id = $1', [
             applicant.id,
           ]);

@@ -53,7 +53,7 @@ export function frozenBy(
   return applicant.blocklisted ? 'blocklisted' : null;
 }
 
-export const TERMINAL_STATUSES = ['approved', 'rejected'];
+export { TERMINAL_STATUSES } from '../ubos/open-children';
 
 /** Rows of an UPDATE … RETURNING (TypeORM answers `[rows, rowCount]` for UPDATE statements). */
 export async function updateReturning<T>(

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  type ApplicantAction,
   OPERATOR_DECIDABLE_STEP_STATUSES,
   type SandboxReviewInput,
   type StepReviewInput,
@@ -10,7 +11,7 @@ import { toApplicantStatus } from '../applicants/applicants.service';
 import { requiredSteps, toStepResults } from '../applicants/step-results';
 import { LevelsService } from '../levels/levels.service';
 import { ProductsService } from '../products/products.service';
-import { type ApplicantAction, ApplicantActionsRepository } from './applicant-actions.repository';
+import { ApplicantActionsRepository } from './applicant-actions.repository';
 import { type CheckResult, CheckResultsRepository } from './check-results.repository';
 import { ReviewsRepository } from './reviews.repository';
 import { StepDecisionsRepository } from './step-decisions.repository';

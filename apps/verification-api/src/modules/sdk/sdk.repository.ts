@@ -4,7 +4,7 @@ import { appendToOutbox, notifyChannel } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import { CHECKS_CHANNEL } from '../checks/checks-channel';
 import { reopenScreening } from '../checks/screening-reopen';
-import { lockOpenSession } from '../sessions/open-session-lock';
+import { enrollmentOpen, lockApplicantRow, lockOpenSession } from '../sessions/open-session-lock';
 import type { SdkContext } from '../sessions/session-contexts';
 import { HAS_OPEN_CHILD } from '../ubos/open-children';
 
@@ -31,11 +31,11 @@ export class SdkRepository {
     changes: Record<string, unknown>,
   ): Promise<{ info: Record<string, unknown>; refused: string[] } | 'closed'> {
     return this.dataSource.transaction(async (manager) => {
-      if (!(await lockOpenSession(manager, ctx.applicant.id, ctx.enrollmentId))) return 'closed';
       const [current] = await manager.query<{ info: Record<string, unknown> }[]>(
-        'SELECT info FROM applicants WHERE id = $1',
+        'SELECT info FROM applicants WHERE id = $1 FOR UPDATE',
         [ctx.applicant.id],
       );
+      if (!(await enrollmentOpen(manager, ctx.applicant.id, ctx.enrollmentId))) return 'closed';
       const claims = await manager.query<{ field: string }[]>(
         'SELECT field FROM field_claims WHERE applicant_id = $1 AND field = ANY($2::text[])',
         [ctx.applicant.id, Object.keys(changes)],
@@ -143,7 +143,7 @@ export class SdkRepository {
    */
   async submitEnrollment(ctx: SdkContext, serverKinds: string[]): Promise<'submitted' | 'already'> {
     const result = await this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [ctx.applicant.id]);
+      await lockApplicantRow(manager, ctx.applicant.id);
       const opened = await updateReturning<{ id: string }>(
         manager,
         `UPDATE enrollments SET status = 'submitted', updated_at = now()

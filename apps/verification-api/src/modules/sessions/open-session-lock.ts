@@ -1,22 +1,38 @@
 import type { EntityManager } from 'typeorm';
 
+/** Takes the applicant's row lock, the first lock of every write about an applicant (review writes too). */
+export async function lockApplicantRow(manager: EntityManager, applicantId: string): Promise<void> {
+  await manager.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [applicantId]);
+}
+
 /**
- * Takes the applicant's row lock (first, as every review write takes it) and answers whether the session's
- * enrollment is still open under it. An SDK write checks this in its own transaction: the session read at the
- * start of the request may have been submitted, replaced or closed since, and the enrollment's submit takes the
- * same lock first, so a write either lands before the submit or is refused (decision 0441).
+ * Whether the session's enrollment is still open, read after the caller took the applicant's lock, in a statement
+ * of its own: one that joined the enrollment to the locked row would read it from the snapshot taken before the
+ * lock wait, and miss a submit that committed meanwhile.
+ */
+export async function enrollmentOpen(
+  manager: EntityManager,
+  applicantId: string,
+  enrollmentId: string,
+): Promise<boolean> {
+  const [row] = await manager.query<{ status: string }[]>(
+    'SELECT status FROM enrollments WHERE id = $1 AND applicant_id = $2',
+    [enrollmentId, applicantId],
+  );
+  return row?.status === 'open';
+}
+
+/**
+ * Takes the applicant's row lock and answers whether the session's enrollment is still open under it. An SDK
+ * write checks this in its own transaction: the session read at the start of the request may have been
+ * submitted, replaced or closed since, and the enrollment's submit takes the same lock first, so a write either
+ * lands before the submit or is refused (decision 0441).
  */
 export async function lockOpenSession(
   manager: EntityManager,
   applicantId: string,
   enrollmentId: string,
 ): Promise<boolean> {
-  await manager.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [applicantId]);
-  // A statement of its own: one that joined the enrollment to the locked row would read it from the snapshot
-  // taken before the lock wait, and miss a submit that committed meanwhile.
-  const [row] = await manager.query<{ status: string }[]>(
-    'SELECT status FROM enrollments WHERE id = $1 AND applicant_id = $2',
-    [enrollmentId, applicantId],
-  );
-  return row?.status === 'open';
+  await lockApplicantRow(manager, applicantId);
+  return enrollmentOpen(manager, applicantId, enrollmentId);
 }

@@ -3,6 +3,8 @@ import { VERIFICATION_EVENTS } from '@tessera/contracts';
 import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/contracts';
+import { lockApplicantRow } from '../sessions/open-session-lock';
+import { TERMINAL_STATUSES } from './open-children';
 import { refuseRow, type RowRefusal } from './row-rules';
 
 export interface UboRow {
@@ -81,8 +83,6 @@ const REOPEN_ROUND = `
          children_completed_at = NULL, updated_at = now()
    WHERE id = $1`;
 
-const TERMINAL_STATUSES = ['approved', 'rejected'];
-
 const CHILD_SELECT = `
   SELECT id, external_user_id AS "externalUserId", level_id AS "levelId", status, blocklisted
     FROM applicants WHERE id = $1`;
@@ -113,7 +113,7 @@ export class UbosRepository {
    */
   async append(parentId: string, input: UboCreateInput): Promise<UboRow | RowRefusal> {
     return this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [parentId]);
+      await lockApplicantRow(manager, parentId);
       const refused = await refuseRow(manager, parentId, input, null);
       if (refused) return refused;
       const [{ uboIndex }] = await manager.query<{ uboIndex: number }[]>(
@@ -150,7 +150,7 @@ export class UbosRepository {
       if (!current) return { outcome: 'not_found' };
       if (current.removed) return { outcome: 'removed' };
       // The company's lock after the row's, the order spawn takes them in: edits are checked one at a time.
-      await manager.query('SELECT 1 FROM applicants WHERE id = $1 FOR UPDATE', [parentId]);
+      await lockApplicantRow(manager, parentId);
       const refused = await refuseRow(
         manager,
         parentId,
