@@ -11,6 +11,7 @@ import {
 } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import { reopenScreening } from '../checks/screening-reopen';
+import { recordReviewEvent } from '../reviews/review-events';
 
 export interface ApplicantRow {
   id: string;
@@ -257,7 +258,7 @@ export class ApplicantsRepository {
         ]);
       }
       const rescreened = await reopenScreening(manager, applicant.id, changed);
-      await this.recordEvent(manager, applicant, 'applicant.updated', 'partner', {
+      await recordReviewEvent(manager, applicant, 'applicant.updated', 'partner', {
         fields: Object.keys(changes),
         reopened,
         reopenedSteps: rescreened,
@@ -280,20 +281,6 @@ export class ApplicantsRepository {
       ]);
       return 'ok';
     });
-  }
-
-  async recordEvent(
-    manager: EntityManager,
-    applicant: Pick<ApplicantRow, 'id' | 'productId'>,
-    eventType: string,
-    actorType: string,
-    data: Record<string, unknown> = {},
-  ): Promise<void> {
-    await manager.query(
-      `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
-       VALUES ($1, $2, $3, $4, $5::jsonb)`,
-      [applicant.id, applicant.productId, eventType, actorType, JSON.stringify(data)],
-    );
   }
 
   private async inFlight(manager: EntityManager, applicantId: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { HAS_OPEN_CHILD } from '../ubos/open-children';
+import { recordReviewEvent } from '../reviews/review-events';
 
 export interface SubmittedStep {
   stepId: string;
@@ -87,11 +88,10 @@ export class ChecksRepository {
             [applicant.id],
           );
         }
-        await manager.query(
-          `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
-           VALUES ($1, $2, 'enrollment.expired', 'system', $3::jsonb)`,
-          [applicant.id, applicant.productId, JSON.stringify({ enrollmentId: enrollment.id, steps })],
-        );
+        await recordReviewEvent(manager, applicant, 'enrollment.expired', 'system', {
+          enrollmentId: enrollment.id,
+          steps,
+        });
         return true;
       });
       if (done) expired++;

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Question } from '@tessera/contracts';
 import { DataSource } from 'typeorm';
 import { lockOpenSession } from '../sessions/open-session-lock';
+import { recordReviewEvent } from '../reviews/review-events';
 
 export interface QuestionnaireRow {
   id: string;
@@ -74,18 +75,16 @@ export class QuestionnairesRepository {
           input.cleared,
         ],
       );
-      await manager.query(
-        `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
-         VALUES ($1, $2, 'questionnaire.answered', 'sdk', $3::jsonb)`,
-        [
-          input.applicantId,
-          input.productId,
-          JSON.stringify({
-            enrollmentId: input.enrollmentId,
-            questionnaireId: input.questionnaireId,
-            questions: Object.keys(input.answers),
-          }),
-        ],
+      await recordReviewEvent(
+        manager,
+        { id: input.applicantId, productId: input.productId },
+        'questionnaire.answered',
+        'sdk',
+        {
+          enrollmentId: input.enrollmentId,
+          questionnaireId: input.questionnaireId,
+          questions: Object.keys(input.answers),
+        },
       );
       return row.answers;
     });

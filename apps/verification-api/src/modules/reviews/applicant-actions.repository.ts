@@ -10,6 +10,7 @@ import type { LevelEntity } from '../levels/entities/level.entity';
 import { ReviewCompletionRepository } from './review-completion.repository';
 import { frozenBy, ReviewsRepository, TERMINAL_STATUSES } from './reviews.repository';
 import { HAS_OPEN_CHILD } from '../ubos/open-children';
+import { recordReviewEvent } from './review-events';
 
 /** The partner-visible review event of each operator action. */
 const ACTION_HISTORY_EVENTS: Record<ApplicantAction, string> = {
@@ -108,7 +109,7 @@ export class ApplicantActionsRepository {
           ]);
           break;
       }
-      await this.reviews.recordEvent(manager, applicant, ACTION_HISTORY_EVENTS[action], 'operator', {
+      await recordReviewEvent(manager, applicant, ACTION_HISTORY_EVENTS[action], 'operator', {
         reason,
       });
       // Deactivated or not: a blocklisted applicant holds the blocklist's verdict, so activate cannot bring back

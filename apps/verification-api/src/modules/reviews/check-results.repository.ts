@@ -9,6 +9,7 @@ import type { LevelEntity } from '../levels/entities/level.entity';
 import { isRequiredStep, type StepOutcome } from './review-rules';
 import { ReviewCompletionRepository } from './review-completion.repository';
 import { frozenBy, ReviewsRepository, STEP_COLUMNS, updateReturning } from './reviews.repository';
+import { recordReviewEvent } from './review-events';
 
 const RISK_ORDER = ['unknown', 'low', 'medium', 'high'];
 
@@ -118,7 +119,7 @@ export class CheckResultsRepository {
         ],
       );
       if (!step) return 'stale';
-      await this.reviews.recordEvent(manager, applicant, result.historyEvent, 'system', {
+      await recordReviewEvent(manager, applicant, result.historyEvent, 'system', {
         kind: step.kind,
         enrollmentId: step.enrollmentId,
         outcome: result.decision,

@@ -25,6 +25,7 @@ import {
   updateReturning,
 } from './reviews.repository';
 import { HAS_OPEN_CHILD } from '../ubos/open-children';
+import { type ReviewActor, recordReviewEvent } from './review-events';
 
 /** A child spawned from one of a company's UBO rows; `removed` when its row is (it left the roll-up). */
 interface SpawnedChild extends ChildOutcome {
@@ -53,7 +54,7 @@ export class ReviewCompletionRepository {
     manager: EntityManager,
     applicant: LockedApplicant,
     level: Pick<LevelEntity, 'name' | 'steps'>,
-    actorType: string,
+    actorType: ReviewActor,
   ): Promise<ReviewConclusion> {
     const own = verdictOf(level, await this.reviews.steps(manager, applicant.id));
     if (!own) return 'open';
@@ -68,7 +69,7 @@ export class ReviewCompletionRepository {
           WHERE id = $1 AND status <> 'awaiting_user'`,
         [applicant.id],
       );
-      await this.reviews.recordEvent(manager, applicant, 'review.held', actorType, { openChildren: open });
+      await recordReviewEvent(manager, applicant, 'review.held', actorType, { openChildren: open });
       return 'held';
     }
     await this.completeReview(manager, applicant, level, withChildren(own, children), actorType);
@@ -94,7 +95,7 @@ export class ReviewCompletionRepository {
     applicant: LockedApplicant,
     level: Pick<LevelEntity, 'name' | 'steps'>,
     verdict: ReviewVerdict,
-    actorType: string,
+    actorType: ReviewActor,
   ): Promise<void> {
     const approved = verdict.reviewAnswer === 'GREEN';
     const [{ reviewedAt }] = await updateReturning<{ reviewedAt: Date }>(
@@ -125,12 +126,12 @@ export class ReviewCompletionRepository {
       [applicant.id, approved ? 'completed' : 'rejected'],
     );
     if (enrollment) {
-      await this.reviews.recordEvent(manager, applicant, 'enrollment.completed', actorType, {
+      await recordReviewEvent(manager, applicant, 'enrollment.completed', actorType, {
         enrollmentId: enrollment.id,
         reviewAnswer: verdict.reviewAnswer,
       });
     }
-    await this.reviews.recordEvent(
+    await recordReviewEvent(
       manager,
       applicant,
       approved ? 'applicant.approved' : 'applicant.rejected',
@@ -282,7 +283,7 @@ export class ReviewCompletionRepository {
       [applicant.id, ['in_review', ...TERMINAL_STATUSES, 'deactivated']],
     );
     if (!moved) return;
-    await this.reviews.recordEvent(manager, applicant, 'applicant.sent_to_review', 'system', { kind });
+    await recordReviewEvent(manager, applicant, 'applicant.sent_to_review', 'system', { kind });
     await appendToOutbox(manager, [
       {
         tenantId: applicant.productId,

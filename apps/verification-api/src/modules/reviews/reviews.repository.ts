@@ -120,19 +120,4 @@ export class ReviewsRepository {
       [applicantId],
     );
   }
-
-  /** Records a review-history event of the applicant, inside the caller's transaction. */
-  async recordEvent(
-    manager: EntityManager,
-    applicant: Pick<LockedApplicant, 'id' | 'productId'>,
-    eventType: string,
-    actorType: string,
-    data: Record<string, unknown>,
-  ): Promise<void> {
-    await manager.query(
-      `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
-       VALUES ($1, $2, $3, $4, $5::jsonb)`,
-      [applicant.id, applicant.productId, eventType, actorType, JSON.stringify(data)],
-    );
-  }
 }

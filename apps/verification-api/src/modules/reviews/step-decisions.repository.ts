@@ -9,6 +9,7 @@ import type { LevelEntity } from '../levels/entities/level.entity';
 import { isRequiredStep, type StepOutcome } from './review-rules';
 import { ReviewCompletionRepository } from './review-completion.repository';
 import { frozenBy, ReviewsRepository, STEP_COLUMNS, updateReturning } from './reviews.repository';
+import { type ReviewActor, recordReviewEvent } from './review-events';
 
 export type StepDecisionResult =
   | { outcome: 'decided'; step: StepOutcome; reviewCompleted: boolean }
@@ -39,7 +40,7 @@ export class StepDecisionsRepository {
     kind: string;
     decision: StepReviewInput;
     acceptedStatuses: readonly string[];
-    actorType: string;
+    actorType: ReviewActor;
   }): Promise<StepDecisionResult> {
     const { level, kind, decision } = input;
     return this.dataSource.transaction(async (manager) => {
@@ -81,7 +82,7 @@ export class StepDecisionsRepository {
           result.clientComment,
         ],
       );
-      await this.reviews.recordEvent(manager, applicant, 'step.reviewed', input.actorType, {
+      await recordReviewEvent(manager, applicant, 'step.reviewed', input.actorType, {
         kind,
         enrollmentId: current.enrollmentId,
         previousStatus: current.reviewStatus,
@@ -132,7 +133,7 @@ export class StepDecisionsRepository {
             result.moderationComment,
           ],
         );
-        await this.reviews.recordEvent(manager, applicant, 'step.reviewed', 'partner', {
+        await recordReviewEvent(manager, applicant, 'step.reviewed', 'partner', {
           kind,
           sandbox: true,
           ...result,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { PresentationParams } from '@tessera/contracts';
 import { DataSource, type EntityManager } from 'typeorm';
+import { recordReviewEvent } from '../reviews/review-events';
 
 export interface NewEnrollment {
   productId: string;
@@ -86,19 +87,17 @@ export class SessionsRepository {
           input.ttlDays,
         ],
       );
-      await manager.query(
-        `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
-         VALUES ($1, $2, 'enrollment.created', 'partner', $3::jsonb)`,
-        [
-          input.applicantId,
-          input.productId,
-          JSON.stringify({
-            enrollmentId: row.id,
-            levelId: input.levelId,
-            reopenedSteps: reopened.map((step) => step.kind),
-            replacedEnrollments: replaced.map((enrollment) => enrollment.id),
-          }),
-        ],
+      await recordReviewEvent(
+        manager,
+        { id: input.applicantId, productId: input.productId },
+        'enrollment.created',
+        'partner',
+        {
+          enrollmentId: row.id,
+          levelId: input.levelId,
+          reopenedSteps: reopened.map((step) => step.kind),
+          replacedEnrollments: replaced.map((enrollment) => enrollment.id),
+        },
       );
       return row;
     }

@@ -6,6 +6,7 @@ import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/
 import { lockApplicantRow } from '../sessions/open-session-lock';
 import { TERMINAL_STATUSES } from './open-children';
 import { refuseRow, type RowRefusal } from './row-rules';
+import { recordReviewEvent } from '../reviews/review-events';
 
 export interface UboRow {
   id: string;
@@ -282,15 +283,13 @@ export class UbosRepository {
         `INSERT INTO field_claims (applicant_id, field, value) SELECT $1, f.key, f.value FROM jsonb_each($2::jsonb) f`,
         [created.id, JSON.stringify(input.info)],
       );
-      await manager.query(
-        `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data, at)
-         VALUES ($1, $2, 'applicant.created', 'partner', $3::jsonb, $4)`,
-        [
-          created.id,
-          input.productId,
-          JSON.stringify({ parentApplicantId: input.parentId, uboIndex: input.uboIndex }),
-          created.createdAt,
-        ],
+      await recordReviewEvent(
+        manager,
+        { id: created.id, productId: input.productId },
+        'applicant.created',
+        'partner',
+        { parentApplicantId: input.parentId, uboIndex: input.uboIndex },
+        created.createdAt,
       );
       await appendToOutbox(manager, [
         {
