@@ -1,5 +1,4 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DataSource, type QueryRunner } from 'typeorm';
 import { DESTINATION_REMOVED } from '../src/modules/transactions/transactions.processor';
 import {
   admin,
@@ -11,7 +10,9 @@ import {
   createTenant,
   creditedWallet as creditedWalletFor,
   type Harness,
+  holding,
   type KeyPair,
+  lockWaiters,
   newIdempotencyKey,
   sql,
   startHarness,
@@ -55,29 +56,6 @@ const withdraw = (walletId: string, amount: string) =>
     { 'idempotency-key': newIdempotencyKey() },
   );
 
-/** Backends of this database waiting for a lock while running a statement that matches `pattern`. */
-const waitingOn = (pattern: string) =>
-  sql<{ n: number }>(
-    h,
-    `SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE $1`,
-    [pattern],
-  ).then((r) => r[0]!.n);
-
-/** A connection of its own holding a transaction open (the lock the requests under test wait for). */
-async function holding(statement: string, params: unknown[]): Promise<QueryRunner> {
-  const runner = h.api.get(DataSource).createQueryRunner();
-  await runner.connect();
-  await runner.startTransaction();
-  await runner.query(statement, params);
-  return runner;
-}
-
-async function release(runner: QueryRunner) {
-  await runner.commitTransaction();
-  await runner.release();
-}
-
 const withdrawalsOf = (walletId: string) =>
   sql<{ n: number }>(
     h,
@@ -90,18 +68,18 @@ describe('address book and withdrawals in one order', () => {
     const entryId = await addEntry();
     const w = await creditedWalletFor(h, api, '1');
     // The wallet's balance row is busy: the withdrawal passes its checks before the write and waits for it.
-    const lock = await holding('SELECT 1 FROM balances WHERE wallet_id = $1 FOR UPDATE', [w.walletId]);
+    const lock = await holding(h, 'SELECT 1 FROM balances WHERE wallet_id = $1 FOR UPDATE', [w.walletId]);
     let answer: Promise<{ status: number; body: Record<string, unknown> }>;
     try {
       answer = withdraw(w.walletId, '0.25').then((r) => r);
       await waitFor(
-        () => waitingOn('%"balances"%FOR UPDATE%'),
+        () => lockWaiters(h, '%"balances"%FOR UPDATE%'),
         (n) => n === 1,
       );
       // The DELETE commits meanwhile.
       await api.delete(`/address-book/${entryId}`).expect(204);
     } finally {
-      await release(lock);
+      await lock.release();
     }
     const res = await answer!;
     expect(res.status).toBe(400);
@@ -131,28 +109,23 @@ describe('address book and withdrawals in one order', () => {
       `CREATE TRIGGER test_pause_insert BEFORE INSERT ON transactions FOR EACH ROW
          EXECUTE FUNCTION test_pause_insert()`,
     );
-    const pause = await holding('SELECT pg_advisory_xact_lock(4242)', []);
+    const pause = await holding(h, 'SELECT pg_advisory_xact_lock(4242)');
     let created: Promise<{ status: number; body: Record<string, unknown> }>;
     let deleted: Promise<{ status: number }>;
     try {
       created = withdraw(w.walletId, '0.25').then((r) => r);
       await waitFor(
-        () =>
-          sql<{ n: number }>(
-            h,
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event = 'advisory'`,
-          ).then((r) => r[0]!.n),
+        () => lockWaiters(h, '%', 'advisory'),
         (n) => n === 1,
       );
       deleted = api.delete(`/address-book/${entryId}`).then((r) => r);
       // The DELETE waits for the withdrawal's transaction (it holds the entry FOR SHARE).
       await waitFor(
-        () => waitingOn('DELETE FROM "address_book"%'),
+        () => lockWaiters(h, 'DELETE FROM "address_book"%'),
         (n) => n === 1,
       );
     } finally {
-      await release(pause);
+      await pause.release();
       await sql(h, 'DROP TRIGGER test_pause_insert ON transactions');
       await sql(h, 'DROP FUNCTION test_pause_insert()');
     }

@@ -1,3 +1,7 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { bootApp } from '@tessera/testing';
+import { AppModule } from '../src/app.module';
+import { loadEnv } from '../src/config/env';
 import {
   ASSETS,
   client,
@@ -16,14 +20,28 @@ const BOOK_ADDRESS = 'tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx';
 
 let h: Harness;
 let api: Client;
+/** A second API replica on the same database and Redis: its requests are batched apart from the first one's. */
+let replica: NestFastifyApplication;
+let onReplica: Client;
 
 beforeAll(async () => {
   // No worker: holds stay in place while the test looks at them.
   h = await startHarness({ DB_POOL_SIZE: '10' }, { worker: false });
-  api = client(h.api, await createKey(h.api, await createTenant(h.api)));
+  const key = await createKey(h.api, await createTenant(h.api));
+  api = client(h.api, key);
+  replica = await bootApp(
+    AppModule.forRoot(loadEnv({ ...h.env.env, CUSTODY_RATE_LIMIT_PER_KEY: '100000' })),
+    {
+      rpc: false,
+    },
+  );
+  onReplica = client(replica, key);
   await api.post('/address-book', { assetId: ASSETS.BTC, address: BOOK_ADDRESS, label: 'Cold' }).expect(201);
 });
-afterAll(() => h?.close());
+afterAll(async () => {
+  await replica?.close();
+  await h?.close();
+});
 
 const creditedWallet = (amount: string) => creditedWalletFor(h, api, amount);
 
@@ -235,4 +253,88 @@ describe('concurrency', () => {
     expect(count.n).toBe(10);
     expect((await api.get(`/wallets/${a.walletId}/balance`)).body).toMatchObject({ total: '4' });
   });
+
+  it('withdrawals and transfers from one wallet through two replicas at once, together 4× its balance: the accepted fit it, the rest get the contract 400, nothing half-written', async () => {
+    const w = await creditedWallet('1');
+    const to = await fundedWallet(api, ASSETS.BTC, undefined);
+    const SAT = 100_000_000n;
+    const amounts = ['0.01', '0.02', '0.03', '0.05'];
+    const sent = Array.from({ length: 160 }, (_, i) => {
+      const amount = amounts[i % amounts.length]!;
+      const key = newIdempotencyKey();
+      const via = i % 2 === 0 ? api : onReplica;
+      const withdrawal = i % 4 < 2;
+      const answer = withdrawal
+        ? via.post(
+            '/transactions/withdraw',
+            { sourceWalletId: w.walletId, destinationAddress: BOOK_ADDRESS, amount },
+            { 'idempotency-key': key },
+          )
+        : via.post(
+            '/transactions/transfer',
+            { sourceWalletId: w.walletId, destinationWalletId: to.walletId, amount },
+            { 'idempotency-key': key },
+          );
+      return { amount: BigInt(Math.round(Number(amount) * 1e8)), key, withdrawal, answer };
+    });
+    const results = await Promise.all(sent.map((r) => r.answer));
+    const accepted = sent.filter((_, i) => results[i]!.status === 201);
+    const refused = sent.filter((_, i) => results[i]!.status !== 201);
+    for (const r of results.filter((x) => x.status !== 201)) {
+      expect({ status: r.status, body: r.body }).toEqual({
+        status: 400,
+        body: {
+          message: 'Insufficient available balance',
+          errors: { amount: ['Exceeds the available balance'] },
+        },
+      });
+    }
+    const sum = (list: typeof sent) => list.reduce((a, r) => a + r.amount, 0n);
+    const withdrawn = sum(accepted.filter((r) => r.withdrawal));
+    const transferred = sum(accepted.filter((r) => !r.withdrawal));
+    expect(withdrawn + transferred <= SAT).toBe(true);
+    // Each refusal was decided against what was left then, which only shrinks: none would fit what is left now.
+    const left = SAT - withdrawn - transferred;
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) expect(r.amount > left).toBe(true);
+    const units = (v: bigint) => (Number(v) / 1e8).toString();
+    expect((await api.get(`/wallets/${w.walletId}/balance`)).body).toMatchObject({
+      total: units(SAT - transferred),
+      available: units(left),
+      locked: units(withdrawn),
+    });
+    expect((await api.get(`/wallets/${to.walletId}/balance`)).body).toMatchObject({
+      total: units(transferred),
+    });
+    // Nothing half-written: one transaction, its ledger entries, its transaction.created and its key per accepted
+    // request; no row, entry, event or key for a refused one; balances equal their ledgers, none negative.
+    const [rows] = await sql<Record<string, number>>(
+      h,
+      `SELECT (SELECT count(*)::int FROM transactions WHERE source_wallet_id = $1) AS transactions,
+              (SELECT count(*)::int FROM ledger_entries e JOIN transactions t ON t.id = e.transaction_id
+                WHERE t.source_wallet_id = $1) AS entries,
+              (SELECT count(*)::int FROM outbox o JOIN transactions t ON t.id::text = o.entity_id::text
+                WHERE t.source_wallet_id = $1 AND o.event_type = 'transaction.created') AS created,
+              (SELECT count(*)::int FROM idempotency_keys WHERE key = ANY($2)) AS acceptedKeys,
+              (SELECT count(*)::int FROM idempotency_keys WHERE key = ANY($3)) AS refusedKeys,
+              (SELECT count(*)::int FROM balances WHERE available < 0 OR locked < 0 OR total < 0) AS negative,
+              (SELECT count(*)::int FROM balances b, LATERAL (SELECT COALESCE(sum(total_delta), 0) AS t,
+                 COALESCE(sum(available_delta), 0) AS a, COALESCE(sum(locked_delta), 0) AS l
+                 FROM ledger_entries e WHERE e.wallet_id = b.wallet_id) s
+                WHERE b.wallet_id IN ($1, $4) AND (b.total, b.available, b.locked) IS DISTINCT FROM (s.t, s.a, s.l))
+                AS drifted`,
+      [w.walletId, accepted.map((r) => r.key), refused.map((r) => r.key), to.walletId],
+    );
+    const transfers = accepted.filter((r) => !r.withdrawal).length;
+    expect(rows).toEqual({
+      transactions: accepted.length,
+      // A withdrawal holds on its wallet (one entry); a transfer moves both wallets (two).
+      entries: accepted.length + transfers,
+      created: accepted.length,
+      acceptedkeys: accepted.length,
+      refusedkeys: 0,
+      negative: 0,
+      drifted: 0,
+    });
+  }, 60_000);
 });

@@ -747,3 +747,148 @@ describe('an earlier send that was never recorded (decision 0440)', () => {
     worker = await bootWorker(h, chainVars);
   }, 90_000);
 });
+
+describe('a fee bump that was never recorded (decision 0449)', () => {
+  /** A worker that never bumps on its own: what the test leaves is the only replacement. */
+  const patient = () => bootWorker(h, { ...chainVars, CHAIN_EVM_STUCK_AFTER_MS: '600000' });
+
+  /**
+   * What a bump leaves when the node took (or was about to take) its replacement and its database transaction then
+   * rolled back (a lost answer, a crash): the original recorded and unmined, the replacement's intent committed,
+   * the replacement on the node (`pending`), mined (`mined`), or not sent yet (`never sent`), nothing else
+   * recorded. Blocks are mined only by hand until `automine(true)`.
+   */
+  async function unrecordedBump(state: string) {
+    const w = await liveWallet(ASSETS.ETH);
+    await creditedDeposit(w.walletId, w.address, ETH);
+    const dest = await addressBookEntry(ASSETS.ETH);
+    await worker?.close();
+    worker = await patient();
+    await node.automine(false);
+    const id = await withdraw(w.walletId, dest, '0.25');
+    const first = await until(
+      () => tx(id),
+      (t) => t.status === 'Broadcasting',
+    );
+    await worker.close();
+    worker = undefined;
+    const [sent] = await sql<{ nonce: string; fee: string; tip: string }>(
+      h,
+      `SELECT nonce::text, max_fee_per_gas::text AS fee, max_priority_fee_per_gas::text AS tip
+         FROM evm_transfers WHERE transaction_id = $1`,
+      [id],
+    );
+    const [sender] = await sql<{ path: string; seed: string; tenant: string }>(
+      h,
+      `SELECT a.derivation_path AS path, t.hd_seed_sealed AS seed, t.id AS tenant
+         FROM wallet_addresses a JOIN wallets wl ON wl.id = a.wallet_id JOIN tenants t ON t.id = wl.tenant_id
+        WHERE a.wallet_id = $1`,
+      [w.walletId],
+    );
+    const account = new EvmKeys(h.env.env.SECRETS_MASTER_KEY!).account(
+      sender.tenant,
+      sender.seed,
+      sender.path,
+    );
+    const nonce = Number(sent.nonce);
+    const fees = { maxFeePerGas: 2n * BigInt(sent.fee), maxPriorityFeePerGas: 2n * BigInt(sent.tip) };
+    const raw = await account.signTransaction({
+      chainId: 31337,
+      type: 'eip1559',
+      nonce,
+      to: dest as `0x${string}`,
+      value: ETH / 4n,
+      gas: 21_000n,
+      ...fees,
+    });
+    const hash = keccak256(raw);
+    await sql(
+      h,
+      `INSERT INTO evm_send_intents (transaction_id, chain_id, from_address, nonce, tx_hash, raw_tx, gas_limit,
+                                     max_fee_per_gas, max_priority_fee_per_gas)
+       VALUES ($1, 31337, $2, $3, $4, $5, 21000, $6, $7)`,
+      [
+        id,
+        w.address.toLowerCase(),
+        nonce,
+        hash,
+        raw,
+        String(fees.maxFeePerGas),
+        String(fees.maxPriorityFeePerGas),
+      ],
+    );
+    if (state !== 'never sent') expect(await node.sendRaw(raw)).toBe(hash);
+    if (state === 'mined') await node.mine(1);
+    return { w, dest, id, nonce, hash, first: first.txHash as string, maxFee: 21_000n * fees.maxFeePerGas };
+  }
+
+  it.each(['pending', 'mined', 'never sent'])(
+    'is found when %s: recorded beside the original, Completed with it once, its fee held and posted',
+    async (state) => {
+      let s: Awaited<ReturnType<typeof unrecordedBump>>;
+      try {
+        s = await unrecordedBump(state);
+        // The restarted worker settles the replacement before anything is mined (the original could be).
+        worker = await patient();
+        await until(
+          () => tx(s.id),
+          (t) => t.txHash === s.hash,
+          20_000,
+        );
+        const [row] = await sql<{ sent_hashes: string[]; fee_held: string }>(
+          h,
+          `SELECT sent_hashes, fee_held::text FROM evm_transfers WHERE transaction_id = $1`,
+          [s.id],
+        );
+        expect(row).toEqual({ sent_hashes: [s.first, s.hash], fee_held: String(s.maxFee) });
+        expect(await balanceOf(s.w.walletId)).toMatchObject({
+          available: formatWei(ETH - ETH / 4n - s.maxFee),
+          locked: formatWei(ETH / 4n + s.maxFee),
+        });
+      } finally {
+        await node.automine(true);
+      }
+      const [done] = await settledWhileMining([s.id], 30_000);
+      expect(done).toMatchObject({ status: 'Completed', txHash: s.hash });
+      expect(await node.rpc('eth_getTransactionReceipt', [s.first])).toBeNull();
+      expect(Number(await node.rpc<string>('eth_getTransactionCount', [s.w.address, 'latest']))).toBe(
+        s.nonce + 1,
+      );
+      expect(await node.balance(s.dest)).toBe(ETH / 4n);
+      expect(await sql(h, 'SELECT 1 FROM evm_send_intents WHERE transaction_id = $1', [s.id])).toEqual([]);
+      const fee = await feeOf(s.hash);
+      expect(done.networkFee).toBe(formatWei(fee));
+      expect(await ledgerMatches(s.w.walletId)).toMatchObject({
+        total: String(ETH - ETH / 4n - fee),
+        locked: '0',
+      });
+    },
+    90_000,
+  );
+
+  it('a replacement the node never took, once another version is mined, is dropped; the mined one settles', async () => {
+    let s: Awaited<ReturnType<typeof unrecordedBump>>;
+    try {
+      s = await unrecordedBump('never sent');
+      await node.mine(1); // the original is mined: the replacement's nonce is spent
+    } finally {
+      await node.automine(true);
+    }
+    worker = await patient();
+    const [done] = await settledWhileMining([s.id], 30_000);
+    expect(done).toMatchObject({ status: 'Completed', txHash: s.first });
+    expect(await sql(h, 'SELECT 1 FROM evm_send_intents WHERE transaction_id = $1', [s.id])).toEqual([]);
+    const [row] = await sql<{ sent_hashes: string[] }>(
+      h,
+      'SELECT sent_hashes FROM evm_transfers WHERE transaction_id = $1',
+      [s.id],
+    );
+    expect(row.sent_hashes).toEqual([s.first]);
+    expect(await ledgerMatches(s.w.walletId)).toMatchObject({
+      total: String(ETH - ETH / 4n - (await feeOf(s.first))),
+      locked: '0',
+    });
+    await worker.close();
+    worker = await bootWorker(h, chainVars);
+  }, 90_000);
+});

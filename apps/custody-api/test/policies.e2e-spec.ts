@@ -17,7 +17,9 @@ import {
   createTenant,
   fundedWallet,
   type Harness,
+  holding,
   type KeyPair,
+  lockWaiters,
   newIdempotencyKey,
   sql,
   startHarness,
@@ -631,16 +633,8 @@ describe('approvals', () => {
     const id = (await withdraw(w.walletId, '1').expect(201)).body.transactionId as string;
     // The cancel takes the withdrawal's row and then waits for the wallet's balance row, which the test holds;
     // the rejection arrives in that moment. It must wait for the cancel and then find the withdrawal Cancelled.
-    const runner = h.api.get(DataSource).createQueryRunner();
-    await runner.connect();
-    await runner.startTransaction();
-    await runner.query('SELECT 1 FROM balances WHERE wallet_id = $1 FOR UPDATE', [w.walletId]);
-    const lockWaits = () =>
-      sql<{ n: number }>(
-        h,
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      ).then((r) => r[0]!.n);
+    const lock = await holding(h, 'SELECT 1 FROM balances WHERE wallet_id = $1 FOR UPDATE', [w.walletId]);
+    const lockWaits = () => lockWaiters(h);
     let cancel: Promise<{ status: number }>;
     let reject: Promise<{ status: number; body: { message?: string } }>;
     try {
@@ -649,8 +643,7 @@ describe('approvals', () => {
       reject = approvers[0]!.post(`/transactions/${id}/reject`, { reason: 'late' }).then((r) => r);
       await waitFor(lockWaits, (n) => n === 2);
     } finally {
-      await runner.commitTransaction();
-      await runner.release();
+      await lock.release();
     }
     expect((await cancel!).status).toBe(200);
     const refused = await reject!;

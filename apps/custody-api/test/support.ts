@@ -195,6 +195,40 @@ export function sql<T = Record<string, unknown>>(
 }
 
 /**
+ * A connection of its own holding a transaction open after `statement` (the row or advisory lock the requests
+ * under test wait for, which orders them); `release` commits it and gives the connection back.
+ */
+export async function holding(
+  h: Harness,
+  statement: string,
+  params: unknown[] = [],
+): Promise<{ release: () => Promise<void> }> {
+  const runner = h.api.get(DataSource).createQueryRunner();
+  await runner.connect();
+  await runner.startTransaction();
+  await runner.query(statement, params);
+  return {
+    release: async () => {
+      await runner.commitTransaction();
+      await runner.release();
+    },
+  };
+}
+
+/**
+ * Backends of the harness's database waiting for a lock (of the kind `event`, e.g. 'advisory', when given)
+ * while running a statement that matches `pattern` (ILIKE; any by default).
+ */
+export const lockWaiters = (h: Harness, pattern = '%', event?: string) =>
+  sql<{ n: number }>(
+    h,
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE $1
+        AND ($2::text IS NULL OR wait_event = $2)`,
+    [pattern, event ?? null],
+  ).then((r) => r[0]!.n);
+
+/**
  * A BTC wallet credited without a worker: the sandbox deposit completed by hand, with its ledger entry (for
  * suites that keep transactions where the test puts them).
  */

@@ -17,12 +17,13 @@ export interface AddressBookRow {
 const COLUMNS = `"id", "asset_id" AS "assetId", "address", "tag", "label", "created_at" AS "createdAt"`;
 
 /** A withdrawal destination as the book is searched for it (the tenant's, in one environment, for one asset). */
+/** Where a withdrawal goes, as its TransactionRecord spells it (the record itself is passed). */
 export interface BookDestination {
   tenantId: string;
   environment: string;
   assetId: string;
-  address: string;
-  tag: string | null;
+  destinationAddress: string;
+  destinationTag: string | null;
 }
 
 /**
@@ -36,7 +37,7 @@ export async function holdBookEntry(manager: EntityManager, d: BookDestination):
   const rows: unknown[] = await manager.query(
     `SELECT 1 FROM "address_book" WHERE "tenant_id" = $1 AND "environment" = $2 AND "asset_id" = $3
        AND "address" = $4 AND ("tag" IS NOT DISTINCT FROM $5 OR "tag" IS NULL) LIMIT 1 FOR SHARE`,
-    [d.tenantId, d.environment, d.assetId, d.address, d.tag],
+    [d.tenantId, d.environment, d.assetId, d.destinationAddress, d.destinationTag],
   );
   return rows.length > 0;
 }

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { createAddressBookEntrySchema, listAddressBookSchema } from '@tessera/contracts';
 import { badRequest, notFound } from '@tessera/platform';
-import type { EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
 import { AssetsService } from '../assets/assets.service';
 import { normalizeExternalAddress } from '../chain/addresses';
-import { type AddressBookRow, AddressBookRepository, holdBookEntry } from './address-book.repository';
+import { type AddressBookRow, AddressBookRepository } from './address-book.repository';
 
 const entryDto = (row: AddressBookRow) => ({
   id: row.id,
@@ -71,25 +70,5 @@ export class AddressBookService {
     if (!isUuid(id) || !(await this.repository.delete(caller, id, this.event(caller, 'deleted')))) {
       throw notFound('Address book entry not found');
     }
-  }
-
-  /**
-   * Withdrawal check, inside the withdrawal's write transaction: the destination must already be in the book for
-   * the asset; the entry stays locked (`FOR SHARE`) until that transaction ends.
-   */
-  holdsIn(
-    manager: EntityManager,
-    caller: Caller,
-    assetId: string,
-    address: string,
-    tag: string | null,
-  ): Promise<boolean> {
-    return holdBookEntry(manager, {
-      tenantId: caller.tenantId,
-      environment: caller.environment,
-      assetId,
-      address,
-      tag,
-    });
   }
 }

@@ -6,6 +6,7 @@ import {
 } from '@tessera/contracts';
 import { ProcessJob } from '@tessera/platform';
 import type { EntityManager } from 'typeorm';
+import { holdBookEntry } from '../address-book/address-book.repository';
 import { ChainRouter } from '../chain/chain-router';
 import { RetryLaterError } from '../chain/evm/evm-chain.adapter';
 import {
@@ -128,7 +129,7 @@ export class TransactionsProcessor {
     // earlier attempt may already have sent it (decision 0440): that one is recorded, never failed.
     if (
       current.type === 'Withdrawal' &&
-      !(await this.repository.destinationInBook(manager, current)) &&
+      !(await holdBookEntry(manager, current)) &&
       !(await this.repository.hasUnrecordedSend(manager, current.id))
     ) {
       return this.move(current, 'Failed', null, DESTINATION_REMOVED);

@@ -5,7 +5,7 @@ import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { afterCursor, type PageCursor } from '../../common/cursor';
-import { holdBookEntry } from '../address-book/address-book.repository';
+import { unrecordedSendIntent } from '../chain/evm/evm.repository';
 import { applyBalanceDeltas, type BalanceDelta, rowsOf } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
 
@@ -179,29 +179,11 @@ export class TransactionsRepository {
   }
 
   /**
-   * True when the withdrawal's destination is still in its tenant's address book, the entry held (`FOR SHARE`)
-   * until the caller's database transaction ends: the worker's last check before the broadcast.
-   */
-  destinationInBook(manager: EntityManager, t: TransactionRecord): Promise<boolean> {
-    return holdBookEntry(manager, {
-      tenantId: t.tenantId,
-      environment: t.environment,
-      assetId: t.assetId,
-      address: t.destinationAddress,
-      tag: t.destinationTag,
-    });
-  }
-
-  /**
    * True when an EVM send of this withdrawal was signed and committed (evm_send_intents) but never recorded: its
    * transaction may be on the chain, and the worker's next broadcast attempt records it (decision 0440).
    */
   async hasUnrecordedSend(manager: EntityManager, id: string): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      `SELECT 1 FROM "evm_send_intents" WHERE "transaction_id" = $1`,
-      [id],
-    );
-    return rows.length > 0;
+    return (await unrecordedSendIntent(manager, id)) !== undefined;
   }
 
   /**

@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { parseAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
-import { AddressBookService } from '../address-book/address-book.service';
+import { holdBookEntry } from '../address-book/address-book.repository';
 import { AssetsService } from '../assets/assets.service';
 import { PoliciesService } from '../policies/policies.service';
 import type { AssetEntity } from '../assets/entities/asset.entity';
@@ -47,7 +47,6 @@ export class TransactionsService {
     private readonly writer: TransactionWriter,
     private readonly vaults: VaultsService,
     private readonly assets: AssetsService,
-    private readonly addressBook: AddressBookService,
     private readonly policies: PoliciesService,
   ) {}
 
@@ -235,7 +234,7 @@ export class TransactionsService {
     // The address book, then the tenant's withdrawal policy, checked in the same database transaction as the hold
     // (decision 0220): an entry deleted before that transaction refuses the withdrawal, one deleted after waits.
     const policy = bookThenPolicy(
-      (manager) => this.addressBook.holdsIn(manager, caller, asset.id, destination.address, destination.tag),
+      (manager) => holdBookEntry(manager, record),
       this.policies.gate(caller, {
         transactionId: record.id,
         walletId: source.id,

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CustodyTransactionStatus } from '@tessera/contracts';
 import { appendToOutbox } from '@tessera/platform';
-import { encodeFunctionData, type TransactionReceipt } from 'viem';
+import { encodeFunctionData, keccak256, type TransactionReceipt } from 'viem';
 import { applyBalanceDeltas, type BalanceDelta, InsufficientFundsError } from '../../ledger/ledger';
 import { terminalDeltas } from '../../transactions/terminal-effects';
 import {
@@ -14,7 +14,7 @@ import { TransactionsRepository, type TransitionMove } from '../../transactions/
 import { ChainRouter } from '../chain-router';
 import { EvmKeys } from './evm-keys';
 import { ERC20_TRANSFER_ABI, NodeRejectedError } from './evm-rpc';
-import { EvmRepository, type OpenTransfer } from './evm.repository';
+import { EvmRepository, type OpenTransfer, type SendIntent } from './evm.repository';
 import { evmThreshold } from './evm-settings';
 
 /** A replacement must raise both fee caps by at least 10 % (geth, Hardhat); we bump by 25 %. */
@@ -108,7 +108,10 @@ export class EvmConfirmations {
     }
   }
 
-  private async trackWithdrawal(o: OpenTransfer, head: bigint): Promise<void> {
+  private async trackWithdrawal(open: OpenTransfer, head: bigint): Promise<void> {
+    // A replacement committed before it was sent and never recorded may be the version the chain mines: settle
+    // it before reading receipts, so every hash that can be mined under the nonce is looked at (decision 0449).
+    const o = open.unrecordedReplacement ? await this.settleReplacement(open) : open;
     let receipt: TransactionReceipt | undefined;
     for (const hash of [...o.sentHashes].reverse()) {
       receipt = await this.evm.rpc.receipt(hash);
@@ -208,7 +211,7 @@ export class EvmConfirmations {
     }
     this.keys ??= new EvmKeys(settings.masterKey);
     const account = this.keys.account(sender.tenantId, sender.seedSealed, sender.derivationPath);
-    const serialized = await account.signTransaction({
+    const rawTx = await account.signTransaction({
       chainId: settings.chainId,
       type: 'eip1559',
       nonce: Number(o.nonce),
@@ -227,31 +230,33 @@ export class EvmConfirmations {
     });
     const record = await this.transactions.load(o.transactionId);
     if (!record) return;
+    const replacement: SendIntent = {
+      transactionId: o.transactionId,
+      chainId: settings.chainId,
+      fromAddress: o.fromAddress,
+      nonce: Number(o.nonce),
+      txHash: keccak256(rawTx),
+      rawTx,
+      gasLimit: o.gasLimit,
+      maxFeePerGas: String(maxFeePerGas),
+      maxPriorityFeePerGas: String(maxPriorityFeePerGas),
+    };
+    // Committed before the send (decision 0449): if the node takes the replacement and the transaction below then
+    // rolls back (a lost answer, a crash), the next round finds it among the nonce's candidates and records it.
+    await this.repository.recordSendIntent(replacement);
     try {
       await this.repository.recordReplacement(
         o.transactionId,
-        await this.hashOf(serialized),
+        replacement.txHash,
         maxFeePerGas,
         maxPriorityFeePerGas,
         newHeld,
         async (manager) => {
           if (newHeld !== null && o.feeHeld !== null && newHeld > BigInt(o.feeHeld)) {
-            const extra = newHeld - BigInt(o.feeHeld);
-            await applyBalanceDeltas(manager, [
-              {
-                walletId: o.feeWalletId!,
-                transactionId: o.transactionId,
-                kind: 'fee-hold',
-                available: -extra,
-                locked: extra,
-              },
-            ]);
-            await appendToOutbox(manager, [
-              balanceUpdatedEvent(record.tenantId, record.vaultId, record.assetId),
-            ]);
+            await this.holdExtraFee(manager, o, record, newHeld - BigInt(o.feeHeld));
           }
           // Sent while the new hold is uncommitted: if the node refuses, nothing is recorded.
-          await rpc.sendRaw(serialized);
+          await rpc.sendRaw(rawTx);
         },
       );
       this.logger.warn(
@@ -260,9 +265,12 @@ export class EvmConfirmations {
       );
     } catch (err) {
       if (err instanceof InsufficientFundsError) {
+        // Refused before the send: the replacement never left.
+        await this.repository.dropSendIntent(o.transactionId);
         this.logger.warn({ transactionId: o.transactionId }, 'no balance left to bump the fee; waiting');
       } else if (err instanceof NodeRejectedError) {
         // Typically "nonce too low": a version was mined meanwhile; its receipt settles it next round.
+        await this.repository.dropSendIntent(o.transactionId);
         this.logger.warn({ transactionId: o.transactionId, reason: err.message }, 'fee bump refused');
       } else {
         throw err;
@@ -270,9 +278,84 @@ export class EvmConfirmations {
     }
   }
 
-  private async hashOf(serialized: `0x${string}`): Promise<string> {
-    const { keccak256 } = await import('viem');
-    return keccak256(serialized);
+  /**
+   * A replacement an earlier round committed and may have sent without recording it (decision 0449), settled as
+   * decision 0440 settles a first send. The node has it (pending or mined), or takes the same bytes again: it is
+   * one of the nonce's candidates, recorded as the bump would have recorded it (its hash beside the others, its
+   * fee caps, the extra fee held at most what is available: it is out whatever the balance says now). The node
+   * neither has it nor takes it (another version of the nonce was mined, or it can no longer pay): it was never
+   * mined through this node, and the intent is dropped. Answers the transfer as it now stands.
+   */
+  private async settleReplacement(o: OpenTransfer): Promise<OpenTransfer> {
+    const { rpc } = this.evm;
+    const intent = await this.repository.sendIntent(this.repository.db.manager, o.transactionId);
+    if (!intent) return o;
+    let known = await rpc.knows(intent.txHash);
+    if (!known) {
+      try {
+        await rpc.sendRaw(intent.rawTx);
+        known = true;
+      } catch (err) {
+        if (!(err instanceof NodeRejectedError)) throw err;
+        known = await rpc.knows(intent.txHash);
+      }
+    }
+    const log = { transactionId: o.transactionId, txHash: intent.txHash, nonce: intent.nonce };
+    if (!known) {
+      this.logger.warn(log, 'an unrecorded fee-bump replacement is not on the chain; dropped');
+      await this.repository.dropSendIntent(o.transactionId);
+      return o;
+    }
+    const record = await this.transactions.load(o.transactionId);
+    if (!record) return o;
+    this.logger.warn(log, 'recording a fee-bump replacement the node had accepted');
+    const wanted = o.feeHeld === null ? null : BigInt(intent.gasLimit) * BigInt(intent.maxFeePerGas);
+    let feeHeld = wanted;
+    await this.repository.recordReplacement(
+      o.transactionId,
+      intent.txHash,
+      BigInt(intent.maxFeePerGas),
+      BigInt(intent.maxPriorityFeePerGas),
+      null,
+      async (manager) => {
+        if (wanted === null || o.feeHeld === null) return;
+        const held = BigInt(o.feeHeld);
+        const available = await this.repository.lockAvailable(manager, o.feeWalletId!);
+        const extra = wanted > held ? (wanted - held < available ? wanted - held : available) : 0n;
+        feeHeld = held + extra;
+        if (extra > 0n) await this.holdExtraFee(manager, o, record, extra);
+        await this.repository.setFeeHeld(manager, o.transactionId, feeHeld);
+      },
+    );
+    return {
+      ...o,
+      txHash: intent.txHash,
+      sentHashes: o.sentHashes.includes(intent.txHash) ? o.sentHashes : [...o.sentHashes, intent.txHash],
+      maxFeePerGas: intent.maxFeePerGas,
+      maxPriorityFeePerGas: intent.maxPriorityFeePerGas,
+      feeHeld: feeHeld === null ? o.feeHeld : String(feeHeld),
+      broadcastAt: new Date(),
+      unrecordedReplacement: false,
+    };
+  }
+
+  /** The extra fee a replacement may cost, held on the fee wallet with its balance.updated event. */
+  private async holdExtraFee(
+    manager: Parameters<Parameters<EvmRepository['inTransaction']>[0]>[0],
+    o: OpenTransfer,
+    record: TransactionRecord,
+    extra: bigint,
+  ): Promise<void> {
+    await applyBalanceDeltas(manager, [
+      {
+        walletId: o.feeWalletId!,
+        transactionId: o.transactionId,
+        kind: 'fee-hold',
+        available: -extra,
+        locked: extra,
+      },
+    ]);
+    await appendToOutbox(manager, [balanceUpdatedEvent(record.tenantId, record.vaultId, record.assetId)]);
   }
 
   private async fail(

@@ -6,7 +6,7 @@ import { rowsOf } from '../../ledger/ledger';
 /** Connections of the side pool: short transactions; top-ups of one tenant serialise on the station's nonce anyway. */
 const SIDE_POOL_SIZE = 2;
 
-/** A withdrawal's signed transaction, committed before it is sent (decision 0440). */
+/** A withdrawal's signed transaction, committed before it is sent (decision 0440; a fee-bump replacement too, 0449). */
 export interface SendIntent {
   transactionId: string;
   chainId: number;
@@ -17,6 +17,26 @@ export interface SendIntent {
   gasLimit: string;
   maxFeePerGas: string;
   maxPriorityFeePerGas: string;
+}
+
+/**
+ * The signed transaction committed for `transactionId` before it was sent and not recorded since (decision 0440: a
+ * first send, with no evm_transfers row yet; decision 0449: a fee-bump replacement of a recorded send), inside the
+ * caller's database transaction. The one reader of evm_send_intents (EvmRepository.sendIntent, and the cancel's
+ * and the broadcast step's "may already be on the chain").
+ */
+export async function unrecordedSendIntent(
+  manager: EntityManager,
+  transactionId: string,
+): Promise<SendIntent | undefined> {
+  const [row] = await manager.query(
+    `SELECT "chain_id" AS "chainId", "from_address" AS "fromAddress", "nonce"::int AS "nonce",
+            "tx_hash" AS "txHash", "raw_tx" AS "rawTx", "gas_limit"::text AS "gasLimit",
+            "max_fee_per_gas"::text AS "maxFeePerGas", "max_priority_fee_per_gas"::text AS "maxPriorityFeePerGas"
+       FROM "evm_send_intents" WHERE "transaction_id" = $1`,
+    [transactionId],
+  );
+  return row ? { ...row, transactionId } : undefined;
 }
 
 /** A deposit address the scanner watches, with the wallet it credits. */
@@ -56,6 +76,8 @@ export interface OpenTransfer {
   feeHeld: string | null;
   feeWalletId: string | null;
   broadcastAt: Date | null;
+  /** A fee-bump replacement was committed before it was sent and not recorded since (decision 0449). */
+  unrecordedReplacement: boolean;
   assetConfirmations: number;
   walletId: string;
   tenantId: string;
@@ -183,15 +205,8 @@ export class EvmRepository implements OnModuleDestroy {
   }
 
   /** The signed transaction an earlier attempt committed before sending it, if that attempt was not recorded. */
-  async sendIntent(manager: EntityManager, transactionId: string): Promise<SendIntent | undefined> {
-    const [row] = await manager.query(
-      `SELECT "chain_id" AS "chainId", "from_address" AS "fromAddress", "nonce"::int AS "nonce",
-              "tx_hash" AS "txHash", "raw_tx" AS "rawTx", "gas_limit"::text AS "gasLimit",
-              "max_fee_per_gas"::text AS "maxFeePerGas", "max_priority_fee_per_gas"::text AS "maxPriorityFeePerGas"
-         FROM "evm_send_intents" WHERE "transaction_id" = $1`,
-      [transactionId],
-    );
-    return row ? { ...row, transactionId } : undefined;
+  sendIntent(manager: EntityManager, transactionId: string): Promise<SendIntent | undefined> {
+    return unrecordedSendIntent(manager, transactionId);
   }
 
   /**
@@ -263,7 +278,11 @@ export class EvmRepository implements OnModuleDestroy {
     );
   }
 
-  /** A fee bump: the replacement's hash, fees and hold, and the transaction's txHash, in one transaction. */
+  /**
+   * A fee bump: the replacement's hash, fees and hold, and the transaction's txHash, in one transaction, which also
+   * drops the replacement's send intent (decision 0449): both commit or neither. A hash already recorded is not
+   * appended twice.
+   */
   async recordReplacement(
     transactionId: string,
     txHash: string,
@@ -275,7 +294,8 @@ export class EvmRepository implements OnModuleDestroy {
     await this.db.transaction(async (manager) => {
       await apply(manager);
       await manager.query(
-        `UPDATE "evm_transfers" SET "tx_hash" = $2, "sent_hashes" = array_append("sent_hashes", $2),
+        `UPDATE "evm_transfers" SET "tx_hash" = $2,
+           "sent_hashes" = CASE WHEN $2 = ANY("sent_hashes") THEN "sent_hashes" ELSE array_append("sent_hashes", $2) END,
            "max_fee_per_gas" = $3, "max_priority_fee_per_gas" = $4, "fee_held" = COALESCE($5, "fee_held"),
            "broadcast_at" = now(), "updated_at" = now()
          WHERE "transaction_id" = $1`,
@@ -291,7 +311,15 @@ export class EvmRepository implements OnModuleDestroy {
         transactionId,
         txHash,
       ]);
+      await this.dropSendIntent(transactionId, manager);
     });
+  }
+
+  async setFeeHeld(manager: EntityManager, transactionId: string, feeHeld: bigint): Promise<void> {
+    await manager.query(`UPDATE "evm_transfers" SET "fee_held" = $2 WHERE "transaction_id" = $1`, [
+      transactionId,
+      String(feeHeld),
+    ]);
   }
 
   /** Runs `work` holding the sender's nonce row (a gas top-up commits on its own, apart from the withdrawal). */
@@ -495,10 +523,12 @@ export class EvmRepository implements OnModuleDestroy {
               e."confirmations", e."nonce", e."from_address" AS "fromAddress", e."gas_limit" AS "gasLimit",
               e."max_fee_per_gas" AS "maxFeePerGas", e."max_priority_fee_per_gas" AS "maxPriorityFeePerGas",
               e."fee_held" AS "feeHeld", e."fee_wallet_id" AS "feeWalletId", e."broadcast_at" AS "broadcastAt",
+              (i."transaction_id" IS NOT NULL) AS "unrecordedReplacement",
               a."confirmations" AS "assetConfirmations", t."wallet_id" AS "walletId", t."tenant_id" AS "tenantId",
               t."environment", t."amount", t."destination_address" AS "destinationAddress", a."symbol" AS "assetSymbol"
        FROM "evm_transfers" e JOIN "transactions" t ON t."id" = e."transaction_id"
        JOIN "assets" a ON a."id" = t."asset_id"
+       LEFT JOIN "evm_send_intents" i ON i."transaction_id" = e."transaction_id"
        WHERE e."chain_id" = $1 AND NOT e."settled" ORDER BY e."created_at"`,
       [chainId],
     );

@@ -4,7 +4,9 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
  * A withdrawal's signed transaction, committed before it is sent (decision 0440). The broadcast's own database
  * transaction records the send (evm_transfers, the nonce) and deletes this row when it commits; a row still
  * here on the next attempt means an earlier attempt may have reached the node without being recorded, and the
- * broadcast looks for that transaction (and sends the same bytes again) instead of signing another.
+ * broadcast looks for that transaction (and sends the same bytes again) instead of signing another. A fee bump's
+ * replacement is committed here too (decision 0449): a row beside a recorded evm_transfers row is one, and the
+ * watcher settles it (records it, or drops it) before it looks at the transfer's receipts.
  */
 @Entity({ name: 'evm_send_intents' })
 export class EvmSendIntentEntity {
