@@ -138,7 +138,7 @@ export function App() {
   switch (phase.name) {
     case 'loading':
       title = t('appTitle');
-      body = <p role="status">{t('loading')}</p>;
+      body = <Interim title={title} text={t('loading')} />;
       break;
     case 'notFound':
       title = t('notFoundTitle');
@@ -172,7 +172,7 @@ export function App() {
       break;
     case 'redirecting':
       title = t('redirecting');
-      body = <p role="status">{t('redirecting')}</p>;
+      body = <Interim title={title} text={t('redirecting')} />;
       break;
     case 'welcome': {
       title = session?.applicantType === 'company' ? t('welcomeCompanyTitle') : t('welcomeTitle');
@@ -313,6 +313,16 @@ function Screen({
       </h1>
       {children}
     </section>
+  );
+}
+
+/** A passing state (loading, redirecting): its text in a status region, and a heading only screen readers see. */
+function Interim({ title, text }: { title: string; text: string }) {
+  return (
+    <>
+      <h1 class="visually-hidden">{title}</h1>
+      <p role="status">{text}</p>
+    </>
   );
 }
 

@@ -348,10 +348,19 @@ export function QuestionnaireForm({
                 {' *'}
               </span>
             ) : null}
+            {q.required && q.type === 'multiselect' ? (
+              <span class="visually-hidden">{` (${t('requiredGroup')})`}</span>
+            ) : null}
           </>
         );
+        // A group cannot carry aria-required, a radiogroup can: a required multiselect says so in its legend.
         return group ? (
-          <fieldset class="field" key={q.id} aria-required={q.required}>
+          <fieldset
+            class="field"
+            key={q.id}
+            role={q.type === 'boolean' ? 'radiogroup' : undefined}
+            aria-required={q.type === 'boolean' ? q.required : undefined}
+          >
             <legend>{label}</legend>
             {control(q)}
           </fieldset>
