@@ -5,6 +5,7 @@ import { DeliverySequence1795410000001 } from './1795410000001-DeliverySequence'
 import { InboxRetention1795550000001 } from './1795550000001-InboxRetention';
 import { DeliveryRetention1795570000001 } from './1795570000001-DeliveryRetention';
 import { SecretHandover1795600000460 } from './1795600000460-SecretHandover';
+import { DeliveryClaims1795600000461 } from './1795600000461-DeliveryClaims';
 
 /** Every migration of schema "webhooks", oldest first. */
 export const migrations = [
@@ -16,4 +17,5 @@ export const migrations = [
   TimeOrderedIds1795560000000,
   DeliveryRetention1795570000001,
   SecretHandover1795600000460,
+  DeliveryClaims1795600000461,
 ];
