@@ -273,7 +273,7 @@ export class DeliveriesService implements OnModuleDestroy {
   }
 
   async sendTest(tenantId: string, source: WebhookSource) {
-    const endpoint = await this.endpoints.active(tenantId, source);
+    const endpoint = await this.endpoints.current(tenantId, source);
     if (!endpoint) throw conflict('Webhook endpoint is not configured');
     const eventId = timeOrderedId();
     const occurredAt = new Date().toISOString();

@@ -111,9 +111,19 @@ export class EndpointsService {
     return value;
   }
 
+  /**
+   * The endpoint as stored now, not as this replica cached it: for a partner's test delivery, which may follow a
+   * PUT another replica served by milliseconds (the cache would send it to the old URL with the old secret).
+   */
+  async current(tenantId: string, source: string): Promise<ActiveEndpoint | null> {
+    const row = await this.endpoints.find(tenantId, source);
+    return row ? this.open(row) : null;
+  }
+
+  /** The poller's lookup: the row it reads is the current one, so it is used rather than the cache. */
   async activeById(id: string): Promise<ActiveEndpoint | null> {
     const row = await this.endpoints.findById(id);
-    return row ? this.active(row.tenantId, row.source) : null;
+    return row ? this.open(row) : null;
   }
 
   private open(row: WebhookEndpointEntity): ActiveEndpoint {
