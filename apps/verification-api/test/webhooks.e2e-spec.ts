@@ -1,17 +1,41 @@
-import { type DispatcherProcess, startDispatcherProcess } from '@tessera/testing';
+import { createHmac } from 'node:crypto';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { type DispatcherProcess, makeCertificate, startDispatcherProcess } from '@tessera/testing';
+import { Client } from 'pg';
 import { type Harness, startHarness } from './harness';
 
 let h: Harness;
 let dispatcher: DispatcherProcess;
+let receiver: Server;
+let receiverPort: number;
+const received: { body: string; signature: string }[] = [];
 
 beforeAll(async () => {
+  const cert = makeCertificate();
+  receiver = createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({
+        body: Buffer.concat(chunks).toString('utf8'),
+        signature: String(req.headers['x-webhook-signature']),
+      });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverPort = (receiver.address() as AddressInfo).port;
   h = await startHarness();
-  dispatcher = await startDispatcherProcess(h.env.env);
+  dispatcher = await startDispatcherProcess({ ...h.env.env, WEBHOOK_CA_FILE: cert.certFile });
 }, 60_000);
 
 afterAll(async () => {
+  if (dispatcher?.child.exitCode === null) dispatcher.child.kill('SIGCONT');
   await dispatcher?.stop();
   await h?.close();
+  receiver?.closeAllConnections();
+  await new Promise((resolve) => receiver?.close(resolve));
 });
 
 describe('verification webhook configuration, served by the real dispatcher over RPC', () => {
@@ -36,4 +60,84 @@ describe('verification webhook configuration, served by the real dispatcher over
     const res = await h.http().get('/v1/webhooks').expect(401);
     expect(Object.keys(res.body)).toEqual(['message']);
   });
+
+  it('a rotation whose reply was lost on the way to the API is rotated again by the repeat PUT (decision 0448)', async () => {
+    const a = await h.tenant('Lost reply');
+    const url = (path: string) => `https://127.0.0.1:${receiverPort}${path}`;
+    const first = await h
+      .http()
+      .put('/v1/webhooks')
+      .set(h.auth(a.key))
+      .send({ url: url('/before') })
+      .expect(200);
+    expect(first.body.signingSecret).toMatch(/^whsec_/);
+
+    // The dispatcher's write waits on a row lock the test holds; the dispatcher is stopped; the lock goes and
+    // Postgres commits the rotation on its own. The API's call times out: the partner sees an error.
+    const db = new Client({ connectionString: h.env.db.url });
+    await db.connect();
+    try {
+      await db.query('BEGIN');
+      await db.query('SELECT 1 FROM webhooks.webhook_endpoints WHERE url = $1 FOR UPDATE', [url('/before')]);
+      const lost = h
+        .http()
+        .put('/v1/webhooks')
+        .set(h.auth(a.key))
+        .send({ url: url('/hooks') });
+      const pending = lost.then((res) => res.status);
+      // Read outside the locking transaction: pg_stat_activity is a snapshot within one.
+      const waiting = async () =>
+        Number(
+          (
+            await h.sql<{ n: string }>(
+              `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
+                 AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_endpoints%'`,
+            )
+          )[0]!.n,
+        );
+      const deadline = Date.now() + 10_000;
+      while ((await waiting()) === 0) {
+        if (Date.now() > deadline) throw new Error('the PUT never reached the dispatcher');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      dispatcher.child.kill('SIGSTOP');
+      await db.query('COMMIT');
+      const stored = async () =>
+        (
+          await h.sql<{ url: string }>('SELECT url FROM webhooks.webhook_endpoints WHERE url LIKE $1', [
+            url('%'),
+          ])
+        )[0]?.url;
+      while ((await stored()) !== url('/hooks')) await new Promise((r) => setTimeout(r, 20));
+      expect(await pending).toBeGreaterThanOrEqual(500);
+    } finally {
+      dispatcher.child.kill('SIGCONT');
+      await db.end();
+    }
+
+    // The stored secret was never seen by the partner. Repeating the PUT with the same URL hands out a new one.
+    const again = await h
+      .http()
+      .put('/v1/webhooks')
+      .set(h.auth(a.key))
+      .send({ url: url('/hooks') })
+      .expect(200);
+    const secret = again.body.signingSecret as string;
+    expect(secret).toMatch(/^whsec_/);
+    // That one was handed over: a further repeat answers null, as the contract says.
+    const repeat = await h
+      .http()
+      .put('/v1/webhooks')
+      .set(h.auth(a.key))
+      .send({ url: url('/hooks') })
+      .expect(200);
+    expect(repeat.body.signingSecret).toBeNull();
+
+    // And it is the secret that signs.
+    const before = received.length;
+    const test = await h.http().post('/v1/webhooks/test').set(h.auth(a.key)).expect(200);
+    expect(test.body.status).toBe('delivered');
+    const [delivery] = received.slice(before);
+    expect(delivery!.signature).toBe(createHmac('sha256', secret).update(delivery!.body).digest('hex'));
+  }, 60_000);
 });

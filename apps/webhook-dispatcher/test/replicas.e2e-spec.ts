@@ -2,6 +2,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WEBHOOK_RPC } from '@tessera/contracts';
 import { createTestEnvironment, type TestEnvironment } from '@tessera/testing';
 import { Webhook } from 'standardwebhooks';
+import { DeliveriesService } from '../src/modules/deliveries/deliveries.service';
+import { EndpointsService } from '../src/modules/endpoints/endpoints.service';
 import { bootDispatcher, dispatcherMigrator, rpc } from './support/harness';
 import { HttpsReceiver, makeCertificate, waitFor } from './support/https-receiver';
 import { testResolver } from './support/resolver';
@@ -86,5 +88,25 @@ it('concurrent PUTs of different URLs: each secret returned was stored by its ow
   const [req] = receiver.at(path!);
   expect(() =>
     new Webhook(winner.signingSecret!).verify(req!.rawBody, req!.headers as Record<string, string>),
+  ).not.toThrow();
+});
+
+it('a test delivery right after a rotation on another replica goes to the new URL, signed with the new secret', async () => {
+  const tenant = { tenantId: 'tenant-replicas-cache', source: 'custody' as const };
+  const endpoints = one.get(EndpointsService);
+  const tests = two.get(DeliveriesService);
+  const first = await endpoints.put(tenant.tenantId, tenant.source, { url: receiver.url('/cache-old') });
+  // The second replica sends a test delivery, and so looks the endpoint up.
+  expect(await tests.sendTest(tenant.tenantId, tenant.source)).toMatchObject({ status: 'delivered' });
+  expect(receiver.at('/cache-old')).toHaveLength(1);
+  expect(first.signingSecret).toMatch(/^whsec_/);
+  // The first replica rotates; the partner asks the second one for a test delivery at once.
+  const second = await endpoints.put(tenant.tenantId, tenant.source, { url: receiver.url('/cache-new') });
+  expect(await tests.sendTest(tenant.tenantId, tenant.source)).toMatchObject({ status: 'delivered' });
+  expect(receiver.at('/cache-old')).toHaveLength(1);
+  const [req] = receiver.at('/cache-new');
+  expect(req).toBeDefined();
+  expect(() =>
+    new Webhook(second.signingSecret!).verify(req!.rawBody, req!.headers as Record<string, string>),
   ).not.toThrow();
 });

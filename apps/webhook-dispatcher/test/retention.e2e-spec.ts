@@ -127,7 +127,8 @@ async function delivery(status: string, age: string, attempted: string | null = 
      VALUES ($1, gen_random_uuid(), gen_random_uuid(), 'tenant-1', 'custody', 'wallet.created', 'wallet', 'w',
        '{}', $2, $4::int, now() - $3::interval, now() - $3::interval,
        CASE WHEN $4::int = 0 THEN NULL ELSE now() - $5::interval END,
-       CASE WHEN $2 IN ('pending', 'failed') THEN now() END)`,
+       -- Due in an hour: the running poller must not attempt it (and write an attempt row) mid-test.
+       CASE WHEN $2 IN ('pending', 'failed') THEN now() + interval '1 hour' END)`,
     [id, status, age, attempted === null ? 0 : 1, attempted ?? age],
   );
   if (attempted !== null)

@@ -102,14 +102,14 @@ export function registerWebhookRoutes(builder: OpenApiBuilder, o: WebhookRouteOp
       ...base,
       ...scoped(
         'write',
-        'The first configuration and every URL change generate a new signingSecret, returned only in that answer; the same URL again answers signingSecret null. The URL must be https on a public host.',
+        'The first configuration and every URL change generate a new signingSecret, returned only in that answer; the same URL again answers signingSecret null. After an error answer (5xx), repeat the PUT: if the lost answer carried a secret, the repeat generates and returns a new one. 409 when a concurrent PUT replaced the secret of this one: repeat it. The URL must be https on a public host.',
       ),
       method: 'put',
       path: o.config,
       operationId: `${o.operationPrefix}PutWebhookEndpoint`,
       summary: 'Configure the webhook endpoint',
       body: { schema: named('WebhookEndpointPut', putEndpointBody) },
-      responses: { 200: config, 400: o.badRequest, ...o.errors, 502: o.badGateway },
+      responses: { 200: config, 400: o.badRequest, ...o.errors, 409: 'Conflict', 502: o.badGateway },
     })
     .route({
       ...read,

@@ -10,6 +10,8 @@ export const WEBHOOK_RPC = {
   LIST_DELIVERIES: 'webhook-dispatcher.deliveries.list.v1',
   GET_DELIVERY: 'webhook-dispatcher.deliveries.get.v1',
   RETRY_DELIVERY: 'webhook-dispatcher.deliveries.retry.v1',
+  /** The API got the PUT's reply: the secret it carries is handed over (decision 0448). */
+  ACK_SECRET: 'webhook-dispatcher.endpoint.secret-ack.v1',
 } as const;
 
 export const deliveryStatus = z.enum(['pending', 'delivered', 'failed', 'dead']);
@@ -30,7 +32,15 @@ export const listDeliveriesQuery = z.object({
   status: deliveryStatus.optional(),
 });
 
-export const putEndpointRequest = z.object({ ...scope, body: putEndpointBody });
+/**
+ * `putId`: the API's id for this partner request. A secret the PUT stores stays unacknowledged until the API
+ * acknowledges it with the same id (ACK_SECRET); a repeat PUT rotates an unacknowledged secret again (decision
+ * 0448). Without it (an older caller) the secret counts as handed over at once.
+ */
+export const putEndpointRequest = z.object({ ...scope, body: putEndpointBody, putId: z.uuid().optional() });
+export const ackSecretRequest = z.object({ ...scope, putId: z.uuid() });
+/** Whether the stored secret is still the one this PUT generated (false: a later PUT replaced it). */
+export const ackSecretReply = z.object({ acknowledged: z.boolean() });
 export const scopeRequest = z.object(scope);
 export const listDeliveriesRequest = z.object({ ...scope, query: listDeliveriesQuery });
 export const deliveryRequest = z.object({ ...scope, id: z.string() });

@@ -17,7 +17,9 @@ import {
   UseGuards,
   applyDecorators,
 } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import {
+  ackSecretReply,
   catalogReply,
   deliveryDetail,
   deliveryPage,
@@ -108,15 +110,42 @@ function controllerFor(options: WebhookApiOptions): Type<unknown> {
       return Promise.resolve(options.tenant(req));
     }
 
+    /**
+     * A secret the dispatcher generated is acknowledged before it is returned (decision 0448): until then a
+     * repeat PUT with the same URL rotates it again, so a reply lost between the dispatcher and here (a timeout,
+     * this process dying) leaves the partner a way to get a secret without changing the URL.
+     */
     @Put(paths.config)
     @write
     async put(@Req() req: FastifyRequest, @Body() body: unknown) {
       const parsed = putEndpointBody.parse(body ?? {});
-      return this.client.call(
+      const tenantId = await this.tenant(req);
+      const putId = randomUUID();
+      const config = await this.client.call(
         WEBHOOK_RPC.PUT_ENDPOINT,
-        { tenantId: await this.tenant(req), body: parsed },
+        { tenantId, body: parsed, putId },
         webhookConfiguration,
       );
+      if (config.signingSecret === null) return config;
+      let acknowledged: boolean;
+      try {
+        ({ acknowledged } = await this.client.call(
+          WEBHOOK_RPC.ACK_SECRET,
+          { tenantId, putId },
+          ackSecretReply,
+        ));
+      } catch {
+        // Unknown whether the acknowledgement was written: the secret is returned all the same. If it was not,
+        // a repeat PUT hands out a new one, which is a rotation the partner sees, never a secret it lost.
+        return config;
+      }
+      // A concurrent PUT replaced this one's secret before it was handed over: it signs nothing.
+      if (!acknowledged)
+        throw new AppException(
+          409,
+          'The webhook configuration was changed by another request; repeat the PUT',
+        );
+      return config;
     }
 
     @Get(paths.config)

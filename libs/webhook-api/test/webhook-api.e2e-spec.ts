@@ -6,6 +6,7 @@ import { loadEnv as dispatcherEnv } from '@tessera/webhook-dispatcher/dist/confi
 import { databaseOptions } from '@tessera/webhook-dispatcher/dist/database/database';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { FixtureApiModule, startReceiver } from './fixture';
 
 let env: TestEnvironment;
@@ -117,6 +118,58 @@ describe('custody webhook endpoints', () => {
     });
     const missing = await as(custody).put('/webhooks/outbound').send({}).expect(400);
     expect(missing.body.errors).toEqual({ url: [expect.any(String)] });
+  });
+
+  it('two PUTs of one new URL at once: one returns the secret that signs, the other 409 (decision 0448)', async () => {
+    const tenant = 'tenant-put-race';
+    await as(custody, tenant)
+      .put('/webhooks/outbound')
+      .send({ url: receiver.url('/race-old') })
+      .expect(200);
+    // Both PUTs wait on the endpoint's row, then rotate one after the other: the first one's secret is
+    // replaced before its reply is acknowledged.
+    const db = dispatcher.get(DataSource);
+    const lock = db.createQueryRunner();
+    await lock.connect();
+    await lock.startTransaction();
+    let answers: request.Response[];
+    try {
+      await lock.query('SELECT 1 FROM webhook_endpoints WHERE tenant_id = $1 FOR UPDATE', [tenant]);
+      const racing = [0, 1].map(() =>
+        as(custody, tenant)
+          .put('/webhooks/outbound')
+          .send({ url: receiver.url('/race-new') })
+          .then((r) => r),
+      );
+      await until(
+        async () =>
+          Number(
+            (
+              await db.query(
+                `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
+                   AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_endpoints%'`,
+              )
+            )[0].n,
+          ),
+        (n) => n === 2,
+      );
+      await lock.commitTransaction();
+      answers = await Promise.all(racing);
+    } finally {
+      await lock.release();
+    }
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    const secret = answers.find((r) => r.status === 200)!.body.signingSecret as string;
+    expect(secret).toMatch(/^whsec_/);
+    await as(custody, tenant).post('/webhooks/outbound/test').expect(200);
+    const req = receiver.requests.find((r) => r.path === '/race-new')!;
+    expect(() =>
+      new Webhook(secret).verify(req.rawBody, req.headers as Record<string, string>),
+    ).not.toThrow();
+    const again = await as(custody, tenant)
+      .put('/webhooks/outbound')
+      .send({ url: receiver.url('/race-new') });
+    expect(again.body.signingSecret).toBeNull();
   });
 
   it('POST /webhooks/outbound/test sends a signed webhook.test, visible in deliveries with attempts', async () => {

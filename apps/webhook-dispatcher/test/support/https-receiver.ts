@@ -24,6 +24,9 @@ export class HttpsReceiver {
   /** Requests being answered now, and the most at once since the last `resetInFlight`. */
   inFlight = 0;
   maxInFlight = 0;
+  /** Requests of one `webhook-id` being answered now, and the most of any one id at once. */
+  private readonly inFlightById = new Map<string, number>();
+  maxInFlightOfOneId = 0;
   private readonly behaviours = new Map<string, Behaviour[]>();
   private server!: Server;
   port = 0;
@@ -39,7 +42,14 @@ export class HttpsReceiver {
     this.server = createServer({ key: this.certificate.key, cert: this.certificate.cert }, (req, res) => {
       this.inFlight += 1;
       this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-      res.on('close', () => (this.inFlight -= 1));
+      const id = String(req.headers['webhook-id'] ?? '');
+      const ofId = (this.inFlightById.get(id) ?? 0) + 1;
+      this.inFlightById.set(id, ofId);
+      this.maxInFlightOfOneId = Math.max(this.maxInFlightOfOneId, ofId);
+      res.on('close', () => {
+        this.inFlight -= 1;
+        this.inFlightById.set(id, this.inFlightById.get(id)! - 1);
+      });
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {

@@ -42,6 +42,13 @@ export interface ClaimedDelivery {
   attemptCount: number;
   attemptBase: number;
   occurredAt: Date;
+  /** The claim's end as the database stored it (whole milliseconds): the claim's token (decision 0449). */
+  claimedUntil: Date;
+  /**
+   * The claim's end on this process's clock (Date.now() when the claim statement left, plus the lease): the
+   * database's is no earlier. No request of this claim may still run then (decision 0449).
+   */
+  leaseDeadline: number;
 }
 
 export interface AttemptRecord {
@@ -76,7 +83,11 @@ interface AttemptItem {
 }
 
 const CLAIMED_COLUMNS = `id, event_id AS "eventId", endpoint_id AS "endpointId", payload, attempt_count AS "attemptCount",
-  attempt_base AS "attemptBase", occurred_at AS "occurredAt"`;
+  attempt_base AS "attemptBase", occurred_at AS "occurredAt", claimed_until AS "claimedUntil"`;
+
+/** A claim's end, to the millisecond, so that it goes through a JavaScript Date unchanged (the claim's token). */
+const leaseEnd = (leaseMs: string) =>
+  `date_trunc('milliseconds', now() + make_interval(secs => ${leaseMs} / 1000))`;
 
 /**
  * A batch of arrivals in one statement (decision 0402): the inbox rows (ON CONFLICT DO NOTHING) and the new
@@ -97,9 +108,9 @@ WITH input AS (
 ), created AS (
   INSERT INTO webhook_deliveries
     (id, event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at,
-     next_attempt_at, sequence)
+     next_attempt_at, claimed_until, sequence)
   SELECT uuidv7(), event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at,
-         now() + make_interval(secs => lease_ms / 1000), sequence
+         ${leaseEnd('lease_ms')}, ${leaseEnd('lease_ms')}, sequence
     FROM input WHERE endpoint_id IS NOT NULL ORDER BY event_id, endpoint_id
   ON CONFLICT (event_id, endpoint_id) DO NOTHING
   RETURNING ${CLAIMED_COLUMNS}
@@ -121,7 +132,7 @@ SELECT (SELECT coalesce(json_agg(event_id), '[]') FROM inbox) AS recorded,
 export const RECORD_BATCH = `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
-    i int, id uuid, attempt_count int, attempt_base int, status text, next_attempt_at timestamptz,
+    i int, id uuid, attempt_count int, attempt_base int, claimed_until timestamptz, status text, next_attempt_at timestamptz,
     attempted_at timestamptz,
     last_error text, request_url text, http_status_code int, response_body text, error_message text,
     duration_ms int, success boolean)
@@ -129,14 +140,18 @@ WITH input AS (
   UPDATE webhook_deliveries w SET
     attempt_count = w.attempt_count + 1,
     -- Re-queued by the partner while this attempt was in flight (attempt_base moved): a failed outcome keeps the
-    -- re-queue's fresh cycle instead of writing the old cycle's next step (or its end, dead) over it.
+    -- re-queue's fresh cycle instead of writing the old cycle's next step (or its end, dead) over it, and the
+    -- cycle's first attempt, which waited for this one to end (decision 0449), is due now.
     status = CASE WHEN w.attempt_base <> x.attempt_base AND x.status <> 'delivered' THEN w.status ELSE x.status END,
     next_attempt_at = CASE WHEN w.attempt_base <> x.attempt_base AND x.status <> 'delivered'
-                           THEN w.next_attempt_at ELSE x.next_attempt_at END,
+                           THEN now() ELSE x.next_attempt_at END,
+    claimed_until = NULL,
     last_attempt_at = x.attempted_at,
     delivered_at = CASE WHEN x.status = 'delivered' THEN x.attempted_at ELSE w.delivered_at END,
     last_error = x.last_error
   FROM input x WHERE w.id = x.id AND w.attempt_count = x.attempt_count
+    -- Only the claim that is still the delivery's: a worker whose lease ran out and was taken over is not.
+    AND w.claimed_until IS NOT DISTINCT FROM x.claimed_until
     AND w.id = ANY (ARRAY(SELECT id FROM input))
   RETURNING w.id, w.attempt_count, x.i
 ), attempts AS (
@@ -201,6 +216,7 @@ export class DeliveriesRepository {
   }
 
   private async arriveMany(items: Arrival[]): Promise<ArrivalResult[]> {
+    const sentAt = Date.now();
     const input = items.map(({ inbox, delivery, leaseMs }) => {
       const e = delivery ?? inbox!;
       return {
@@ -226,12 +242,20 @@ export class DeliveriesRepository {
     );
     const recorded = new Set(row!.recorded);
     const claimed = new Map(
-      row!.claimed.map((c) => [`${c.eventId}|${c.endpointId}`, { ...c, occurredAt: new Date(c.occurredAt) }]),
+      row!.claimed.map((c) => {
+        // Set on the row object, not spread into a copy (decision 0422).
+        c.occurredAt = new Date(c.occurredAt);
+        c.claimedUntil = new Date(c.claimedUntil);
+        return [`${c.eventId}|${c.endpointId}`, c];
+      }),
     );
     return items.map((item, i) => {
       const key = `${input[i]!.event_id}|${input[i]!.endpoint_id}`;
       const mine = item.delivery ? (claimed.get(key) ?? null) : null;
-      if (mine) claimed.delete(key); // the same pair twice in one batch: the first caller holds the claim
+      if (mine) {
+        mine.leaseDeadline = sentAt + item.leaseMs;
+        claimed.delete(key); // the same pair twice in one batch: the first caller holds the claim
+      }
       const wasRecorded = item.inbox !== null && recorded.delete(input[i]!.event_id);
       return { recorded: wasRecorded, claimed: mine };
     });
@@ -239,9 +263,10 @@ export class DeliveriesRepository {
 
   /** Claims due deliveries (retries, re-queues, and claims whose worker died) with SKIP LOCKED. */
   async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const sentAt = Date.now();
     return this.dataSource
       .query(
-        `UPDATE webhook_deliveries SET next_attempt_at = now() + make_interval(secs => $2::float8 / 1000)
+        `UPDATE webhook_deliveries SET next_attempt_at = ${leaseEnd('$2::float8')}, claimed_until = ${leaseEnd('$2::float8')}
        WHERE id IN (
          SELECT id FROM webhook_deliveries
          WHERE status IN ('pending', 'failed') AND next_attempt_at <= now()
@@ -250,8 +275,23 @@ export class DeliveriesRepository {
         [limit, leaseMs],
       )
       .then((r: [ClaimedDelivery[], number] | ClaimedDelivery[]) =>
-        Array.isArray(r[0]) ? (r[0] as ClaimedDelivery[]) : (r as ClaimedDelivery[]),
+        (Array.isArray(r[0]) ? (r[0] as ClaimedDelivery[]) : (r as ClaimedDelivery[])).map((c) => {
+          c.leaseDeadline = sentAt + leaseMs;
+          return c;
+        }),
       );
+  }
+
+  /**
+   * Gives a claim back without an attempt, due now, when too little of its lease is left for a whole request
+   * (decision 0449). Only while the claim is still the delivery's (its token): a taken-over one is left alone.
+   */
+  async release(claimed: ClaimedDelivery): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE webhook_deliveries SET next_attempt_at = now(), claimed_until = NULL
+        WHERE id = $1 AND attempt_count = $2 AND claimed_until = $3`,
+      [claimed.id, claimed.attemptCount, claimed.claimedUntil],
+    );
   }
 
   /**
@@ -273,6 +313,7 @@ export class DeliveriesRepository {
       id: claimed.id,
       attempt_count: claimed.attemptCount,
       attempt_base: claimed.attemptBase,
+      claimed_until: claimed.claimedUntil.toISOString(),
       status: next.status,
       next_attempt_at: next.nextAttemptAt?.toISOString() ?? null,
       attempted_at: attempt.attemptedAt.toISOString(),
@@ -339,10 +380,15 @@ export class DeliveriesRepository {
       .find({ where: { deliveryId }, order: { attemptNumber: 'ASC' } });
   }
 
-  /** failed or dead -> pending, due now, with a fresh cycle of attempts. Null if not in those states. */
+  /**
+   * failed or dead -> pending, with a fresh cycle of attempts, due now; null if not in those states. A delivery
+   * whose attempt is in flight (claimed, the claim not run out) stays claimed: the attempt's record makes the
+   * cycle due at once if it failed (RECORD_BATCH), so no second request runs beside it (decision 0449).
+   */
   async requeue(tenantId: string, source: string, id: string): Promise<WebhookDeliveryEntity | null> {
     const rows: { id: string }[][] = await this.dataSource.query(
-      `UPDATE webhook_deliveries SET status = 'pending', attempt_base = attempt_count, next_attempt_at = now()
+      `UPDATE webhook_deliveries SET status = 'pending', attempt_base = attempt_count,
+         next_attempt_at = CASE WHEN claimed_until > now() THEN next_attempt_at ELSE now() END
        WHERE id = $1 AND tenant_id = $2 AND source = $3 AND status IN ('failed', 'dead')
        RETURNING id`,
       [id, tenantId, source],

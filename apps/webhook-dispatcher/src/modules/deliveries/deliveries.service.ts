@@ -70,6 +70,8 @@ export class DeliveriesService implements OnModuleDestroy {
   private readonly claims: Permits;
   /** Requests to receivers in flight (WEBHOOK_CONCURRENCY). */
   private readonly requests: Permits;
+  /** How long before a claim's lease ends its request must be over (clock drift, the record's write). */
+  private readonly leaseMarginMs: number;
 
   constructor(
     private readonly deliveries: DeliveriesRepository,
@@ -81,6 +83,7 @@ export class DeliveriesService implements OnModuleDestroy {
   ) {
     this.claims = new Permits(2 * env.WEBHOOK_CONCURRENCY);
     this.requests = new Permits(env.WEBHOOK_CONCURRENCY);
+    this.leaseMarginMs = Math.min(1000, env.WEBHOOK_LEASE_MS / 10);
     this.sender = new HttpSender({
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       responseBodyLimit: env.WEBHOOK_RESPONSE_BODY_LIMIT,
@@ -184,6 +187,7 @@ export class DeliveriesService implements OnModuleDestroy {
       this.metrics.outboxLag.observe((attemptedAt.getTime() - new Date(claimed.occurredAt).getTime()) / 1000);
     let result;
     let refused = false;
+    let handBack = false;
     if (!endpoint) {
       refused = true;
       result = {
@@ -205,7 +209,18 @@ export class DeliveriesService implements OnModuleDestroy {
         // Set on the fresh object, not spread into a copy: a property added after a spread is slow on
         // Node 20 (decision 0422).
         headers['user-agent'] = 'Tessera-Webhooks/1.0';
-        result = await this.sender.post(target, headers, claimed.payload);
+        // No request of this claim may run past its lease: another worker would then take the delivery over
+        // and POST it beside this one (decision 0449). When the wait for a request permit and DNS left too
+        // little of it, the claim goes back, due now, and nothing is sent.
+        const budget = claimed.leaseDeadline - this.leaseMarginMs - Date.now();
+        if (budget < Math.min(this.env.WEBHOOK_TIMEOUT_MS, this.env.WEBHOOK_LEASE_MS / 2)) handBack = true;
+        else
+          result = await this.sender.post(
+            target,
+            headers,
+            claimed.payload,
+            Math.min(this.env.WEBHOOK_TIMEOUT_MS, Math.floor(budget)),
+          );
       } catch (err) {
         if (!(err instanceof TargetRefusedError)) throw err;
         // A host that resolves to a non-public address is dead at once; a DNS failure is retried.
@@ -222,6 +237,14 @@ export class DeliveriesService implements OnModuleDestroy {
       }
     }
     sent?.();
+    if (handBack || !result) {
+      await this.deliveries.release(claimed);
+      this.logger.warn(
+        { deliveryId: claimed.id },
+        'webhook claim given back unsent: its lease was nearly over',
+      );
+      return 'pending';
+    }
     const inCycle = number - claimed.attemptBase;
     const status: DeliveryStatus = result.success
       ? 'delivered'
@@ -250,7 +273,7 @@ export class DeliveriesService implements OnModuleDestroy {
   }
 
   async sendTest(tenantId: string, source: WebhookSource) {
-    const endpoint = await this.endpoints.active(tenantId, source);
+    const endpoint = await this.endpoints.current(tenantId, source);
     if (!endpoint) throw conflict('Webhook endpoint is not configured');
     const eventId = timeOrderedId();
     const occurredAt = new Date().toISOString();

@@ -85,8 +85,14 @@ export class HttpSender {
    * ends at the first of: the reply's end, the cap, an error, or timeoutMs after it started (a request still
    * waiting for a connection then is cut as soon as it gets one). Never rejects.
    */
-  post(target: VettedTarget, headers: Record<string, string>, body: string): Promise<SendResult> {
-    const { timeoutMs, responseBodyLimit: limit } = this.options;
+  post(
+    target: VettedTarget,
+    headers: Record<string, string>,
+    body: string,
+    /** Shorter than the configured timeout when the claim's lease ends sooner (decision 0449). */
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<SendResult> {
+    const { responseBodyLimit: limit } = this.options;
     const started = performance.now();
     return new Promise<SendResult>((resolve) => {
       let statusCode = 0;

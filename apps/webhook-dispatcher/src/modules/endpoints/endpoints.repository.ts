@@ -2,6 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { WebhookEndpointEntity } from './entities/webhook-endpoint.entity';
 
+/** A PUT keeps the stored secret: same URL, a secret, and that secret acknowledged (decision 0448). */
+const KEEPS_SECRET = `webhook_endpoints.url = EXCLUDED.url AND webhook_endpoints.secret_sealed <> ''
+  AND webhook_endpoints.secret_acknowledged`;
+
 @Injectable()
 export class EndpointsRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -16,10 +20,12 @@ export class EndpointsRepository {
 
   /**
    * Inserts or replaces the (tenant, source) endpoint. `candidateSealed` (a fresh secret) is stored when the
-   * endpoint is new, its URL changes, or it has no secret; the stored one is kept when the URL is the same.
-   * The decision is taken in the statement, under the row lock that INSERT … ON CONFLICT takes, so concurrent
-   * PUTs (two replicas, two partner calls) serialise: `rotated` says whether this call's candidate is what is
-   * stored now, i.e. whether its secret may be returned (contract: only by the request that generates it).
+   * endpoint is new, its URL changes, it has no secret, or its secret was never acknowledged (the reply of the
+   * PUT that stored it may have been lost on the way to the partner, decision 0448); otherwise the stored one is
+   * kept. The decision is taken in the statement, under the row lock that INSERT … ON CONFLICT takes, so
+   * concurrent PUTs (two replicas, two partner calls) serialise: `rotated` says whether this call's candidate is
+   * what is stored now, i.e. whether its secret may be returned (contract: only by the request that generates
+   * it). A candidate stored with a `putId` waits for `acknowledge`; without one it counts as handed over.
    */
   async upsert(
     tenantId: string,
@@ -27,21 +33,36 @@ export class EndpointsRepository {
     url: string,
     candidateSealed: string,
     subscribedEventTypes: string[] | null,
+    putId: string | null,
   ): Promise<{ endpoint: WebhookEndpointEntity; rotated: boolean }> {
     const rows: { id: string; rotated: boolean }[] = await this.dataSource.query(
-      `INSERT INTO webhook_endpoints (tenant_id, source, url, secret_sealed, subscribed_event_types)
-       VALUES ($1, $2, $3, $4, $5::jsonb)
+      `INSERT INTO webhook_endpoints
+         (tenant_id, source, url, secret_sealed, subscribed_event_types, secret_put_id, secret_acknowledged)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::uuid, $6::uuid IS NULL)
        ON CONFLICT (tenant_id, source) DO UPDATE SET
          url = EXCLUDED.url,
-         secret_sealed = CASE
-           WHEN webhook_endpoints.url = EXCLUDED.url AND webhook_endpoints.secret_sealed <> ''
-             THEN webhook_endpoints.secret_sealed
-           ELSE EXCLUDED.secret_sealed END,
+         secret_sealed = CASE WHEN ${KEEPS_SECRET} THEN webhook_endpoints.secret_sealed ELSE EXCLUDED.secret_sealed END,
+         secret_put_id = CASE WHEN ${KEEPS_SECRET} THEN webhook_endpoints.secret_put_id ELSE EXCLUDED.secret_put_id END,
+         secret_acknowledged = CASE WHEN ${KEEPS_SECRET} THEN webhook_endpoints.secret_acknowledged
+                                    ELSE EXCLUDED.secret_acknowledged END,
          subscribed_event_types = EXCLUDED.subscribed_event_types,
          updated_at = now()
        RETURNING id, secret_sealed = $4 AS rotated`,
-      [tenantId, source, url, candidateSealed, JSON.stringify(subscribedEventTypes)],
+      [tenantId, source, url, candidateSealed, JSON.stringify(subscribedEventTypes), putId],
     );
     return { endpoint: (await this.findById(rows[0]!.id))!, rotated: rows[0]!.rotated };
+  }
+
+  /**
+   * The API got the reply of PUT `putId`: its secret, if it is still the stored one, is handed over, and a
+   * repeat PUT with the same URL keeps it. False when a later PUT replaced it. Idempotent.
+   */
+  async acknowledge(tenantId: string, source: string, putId: string): Promise<boolean> {
+    const rows: unknown[][] = await this.dataSource.query(
+      `UPDATE webhook_endpoints SET secret_acknowledged = true
+        WHERE tenant_id = $1 AND source = $2 AND secret_put_id = $3::uuid RETURNING id`,
+      [tenantId, source, putId],
+    );
+    return (Array.isArray(rows[0]) ? rows[0] : rows).length > 0;
   }
 }

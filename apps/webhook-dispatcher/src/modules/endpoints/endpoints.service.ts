@@ -49,6 +49,7 @@ export class EndpointsService {
     tenantId: string,
     source: WebhookSource,
     body: z.infer<typeof putEndpointBody>,
+    putId: string | null = null,
   ): Promise<WebhookConfiguration> {
     try {
       await this.guard.vet(body.url);
@@ -63,8 +64,9 @@ export class EndpointsService {
         subscribedEventTypes: unknown.map((t) => `unknown event type: ${t}`),
       });
     }
-    // A candidate secret every time: the upsert keeps the stored one when the URL is unchanged, and says
-    // whether it stored this one, atomically (two PUTs at once cannot both believe they rotated).
+    // A candidate secret every time: the upsert keeps the stored one when the URL is unchanged and that secret
+    // was acknowledged, and says whether it stored this one, atomically (two PUTs at once cannot both believe
+    // they rotated). A secret whose PUT reply was never acknowledged is replaced (decision 0448).
     const secret = generateWebhookSecret();
     const { endpoint, rotated } = await this.endpoints.upsert(
       tenantId,
@@ -72,9 +74,15 @@ export class EndpointsService {
       body.url,
       this.box.seal(secret, this.aad(tenantId, source)),
       types ? [...new Set(types)] : null,
+      putId,
     );
     this.cache.delete(this.aad(tenantId, source));
     return this.view(endpoint, rotated ? secret : null);
+  }
+
+  /** The API got the reply of PUT `putId` (decision 0448); see EndpointsRepository.acknowledge. */
+  async acknowledge(tenantId: string, source: WebhookSource, putId: string) {
+    return { acknowledged: await this.endpoints.acknowledge(tenantId, source, putId) };
   }
 
   async get(tenantId: string, source: WebhookSource): Promise<WebhookConfiguration> {
@@ -103,9 +111,19 @@ export class EndpointsService {
     return value;
   }
 
+  /**
+   * The endpoint as stored now, not as this replica cached it: for a partner's test delivery, which may follow a
+   * PUT another replica served by milliseconds (the cache would send it to the old URL with the old secret).
+   */
+  async current(tenantId: string, source: string): Promise<ActiveEndpoint | null> {
+    const row = await this.endpoints.find(tenantId, source);
+    return row ? this.open(row) : null;
+  }
+
+  /** The poller's lookup: the row it reads is the current one, so it is used rather than the cache. */
   async activeById(id: string): Promise<ActiveEndpoint | null> {
     const row = await this.endpoints.findById(id);
-    return row ? this.active(row.tenantId, row.source) : null;
+    return row ? this.open(row) : null;
   }
 
   private open(row: WebhookEndpointEntity): ActiveEndpoint {

@@ -1,6 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
+  ackSecretRequest,
   deliveryRequest,
   listDeliveriesRequest,
   putEndpointRequest,
@@ -40,7 +41,15 @@ export class PartnerController {
   put(@Payload() data: unknown) {
     return reply(() => {
       const req = putEndpointRequest.parse(data);
-      return this.endpoints.put(req.tenantId, req.source, req.body);
+      return this.endpoints.put(req.tenantId, req.source, req.body, req.putId ?? null);
+    });
+  }
+
+  @MessagePattern(WEBHOOK_RPC.ACK_SECRET)
+  acknowledge(@Payload() data: unknown) {
+    return reply(() => {
+      const req = ackSecretRequest.parse(data);
+      return this.endpoints.acknowledge(req.tenantId, req.source, req.putId);
     });
   }
 

@@ -58,6 +58,10 @@ export class WebhookDeliveryEntity {
   @Column('timestamptz', { name: 'next_attempt_at', nullable: true })
   nextAttemptAt: Date | null;
 
+  /** The end of the current claim; null when no worker holds the delivery (decision 0449). */
+  @Column('timestamptz', { name: 'claimed_until', nullable: true })
+  claimedUntil: Date | null;
+
   @Column('timestamptz', { name: 'last_attempt_at', nullable: true })
   lastAttemptAt: Date | null;
 
