@@ -14,7 +14,7 @@ import { HttpsReceiver, makeCertificate, waitFor } from './support/https-receive
 import { testResolver } from './support/resolver';
 
 /**
- * Decision 0449: one delivery never has two requests in flight from live workers. A slow HTTPS receiver holds
+ * Decision 0452: one delivery never has two requests in flight from live workers. A slow HTTPS receiver holds
  * an attempt while a partner's retry, or the lease running out, would start a second one.
  */
 describe('a retry of a delivery whose attempt is in flight', () => {

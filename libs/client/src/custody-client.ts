@@ -194,8 +194,9 @@ export function createCustodyClient(options: CustodyClientOptions) {
 
     webhooks: {
       /**
-       * Sets the endpoint. The answer carries `signingSecret` only when a secret was generated (first set-up
-       * or a new URL): keep it. Not retried on 5xx, because a repeat would answer `signingSecret: null`.
+       * Sets the endpoint. The answer carries `signingSecret` only when a secret was generated (first set-up,
+       * a new URL, or a secret whose answer never reached the API): keep it. Not retried by the client; after a
+       * 5xx, call it again: a secret the API never handed over is replaced and returned (decision 0448).
        */
       configure: (body: { url: string; subscribedEventTypes?: string[] | null }, o: CallOptions = {}) =>
         call<WebhookConfiguration>({ method: 'PUT', path: '/webhooks/outbound', body, ...o }),

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The end of a delivery's current claim, null when no worker holds it (decision 0449): a partner's re-queue of a
+ * The end of a delivery's current claim, null when no worker holds it (decision 0452): a partner's re-queue of a
  * delivery whose attempt is in flight waits for that attempt instead of starting a second one, and an attempt
  * is recorded only by the worker whose claim is still the delivery's.
  */

@@ -42,11 +42,11 @@ export interface ClaimedDelivery {
   attemptCount: number;
   attemptBase: number;
   occurredAt: Date;
-  /** The claim's end as the database stored it (whole milliseconds): the claim's token (decision 0449). */
+  /** The claim's end as the database stored it (whole milliseconds): the claim's token (decision 0452). */
   claimedUntil: Date;
   /**
    * The claim's end on this process's clock (Date.now() when the claim statement left, plus the lease): the
-   * database's is no earlier. No request of this claim may still run then (decision 0449).
+   * database's is no earlier. No request of this claim may still run then (decision 0452).
    */
   leaseDeadline: number;
 }
@@ -141,7 +141,7 @@ WITH input AS (
     attempt_count = w.attempt_count + 1,
     -- Re-queued by the partner while this attempt was in flight (attempt_base moved): a failed outcome keeps the
     -- re-queue's fresh cycle instead of writing the old cycle's next step (or its end, dead) over it, and the
-    -- cycle's first attempt, which waited for this one to end (decision 0449), is due now.
+    -- cycle's first attempt, which waited for this one to end (decision 0452), is due now.
     status = CASE WHEN w.attempt_base <> x.attempt_base AND x.status <> 'delivered' THEN w.status ELSE x.status END,
     next_attempt_at = CASE WHEN w.attempt_base <> x.attempt_base AND x.status <> 'delivered'
                            THEN now() ELSE x.next_attempt_at END,
@@ -284,7 +284,7 @@ export class DeliveriesRepository {
 
   /**
    * Gives a claim back without an attempt, due now, when too little of its lease is left for a whole request
-   * (decision 0449). Only while the claim is still the delivery's (its token): a taken-over one is left alone.
+   * (decision 0452). Only while the claim is still the delivery's (its token): a taken-over one is left alone.
    */
   async release(claimed: ClaimedDelivery): Promise<void> {
     await this.dataSource.query(
@@ -383,7 +383,7 @@ export class DeliveriesRepository {
   /**
    * failed or dead -> pending, with a fresh cycle of attempts, due now; null if not in those states. A delivery
    * whose attempt is in flight (claimed, the claim not run out) stays claimed: the attempt's record makes the
-   * cycle due at once if it failed (RECORD_BATCH), so no second request runs beside it (decision 0449).
+   * cycle due at once if it failed (RECORD_BATCH), so no second request runs beside it (decision 0452).
    */
   async requeue(tenantId: string, source: string, id: string): Promise<WebhookDeliveryEntity | null> {
     const rows: { id: string }[][] = await this.dataSource.query(

@@ -210,7 +210,7 @@ export class DeliveriesService implements OnModuleDestroy {
         // Node 20 (decision 0422).
         headers['user-agent'] = 'Tessera-Webhooks/1.0';
         // No request of this claim may run past its lease: another worker would then take the delivery over
-        // and POST it beside this one (decision 0449). When the wait for a request permit and DNS left too
+        // and POST it beside this one (decision 0452). When the wait for a request permit and DNS left too
         // little of it, the claim goes back, due now, and nothing is sent.
         const budget = claimed.leaseDeadline - this.leaseMarginMs - Date.now();
         if (budget < Math.min(this.env.WEBHOOK_TIMEOUT_MS, this.env.WEBHOOK_LEASE_MS / 2)) handBack = true;

@@ -89,7 +89,7 @@ export class HttpSender {
     target: VettedTarget,
     headers: Record<string, string>,
     body: string,
-    /** Shorter than the configured timeout when the claim's lease ends sooner (decision 0449). */
+    /** Shorter than the configured timeout when the claim's lease ends sooner (decision 0452). */
     timeoutMs = this.options.timeoutMs,
   ): Promise<SendResult> {
     const { responseBodyLimit: limit } = this.options;

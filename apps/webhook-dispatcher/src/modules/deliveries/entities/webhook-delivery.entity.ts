@@ -58,7 +58,7 @@ export class WebhookDeliveryEntity {
   @Column('timestamptz', { name: 'next_attempt_at', nullable: true })
   nextAttemptAt: Date | null;
 
-  /** The end of the current claim; null when no worker holds the delivery (decision 0449). */
+  /** The end of the current claim; null when no worker holds the delivery (decision 0452). */
   @Column('timestamptz', { name: 'claimed_until', nullable: true })
   claimedUntil: Date | null;
 
