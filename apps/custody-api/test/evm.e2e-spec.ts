@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { EvmKeys } from '../src/modules/chain/evm/evm-keys';
+import { EvmKeys, gasStationPath } from '../src/modules/chain/evm/evm-keys';
 import { FUNDER, startHardhat, type HardhatNode } from './hardhat';
 import request from 'supertest';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
@@ -890,5 +890,121 @@ describe('a fee bump that was never recorded (decision 0449)', () => {
     });
     await worker.close();
     worker = await bootWorker(h, chainVars);
+  }, 90_000);
+});
+
+describe('a gas top-up that was never recorded (decision 0451)', () => {
+  const GWEI = 10n ** 9n;
+  const TOP_UP = ETH / 1000n;
+
+  /**
+   * What a top-up leaves when the node took (or was about to take) it and the database transaction recording it
+   * then never committed (a lost answer, a crash): its intent committed under the station's stored nonce, which
+   * did not move. `pending`: the top-up is on the node, unmined; `mined`: mined; `nonce spent`: never sent, and
+   * another transaction of the station took its nonce on the chain (nothing recorded that either). Then a USDT
+   * withdrawal from a fresh address that needs gas, requested while the worker is stopped.
+   */
+  async function unrecordedTopUp(state: 'pending' | 'mined' | 'nonce spent') {
+    const w = await liveWallet(ASSETS.USDT);
+    await creditedDeposit(w.walletId, w.address, 100n * USDT, true);
+    const dest = await addressBookEntry(ASSETS.USDT);
+    expect(await node.balance(w.address)).toBe(0n);
+    await worker?.close();
+    worker = undefined;
+
+    const [tenant] = await sql<{ seed: string }>(
+      h,
+      'SELECT hd_seed_sealed AS seed FROM tenants WHERE id = $1',
+      [tenantId],
+    );
+    const station = new EvmKeys(h.env.env.SECRETS_MASTER_KEY!).account(
+      tenantId,
+      tenant.seed,
+      gasStationPath('production'),
+    );
+    await node.rpc('hardhat_setBalance', [station.address, `0x${ETH.toString(16)}`]);
+    // The station's history recorded up to here: the stored nonce is the chain's.
+    const nonce = Number(await node.rpc<string>('eth_getTransactionCount', [station.address, 'pending']));
+    await sql(
+      h,
+      `INSERT INTO evm_nonces (chain_id, address, next_nonce) VALUES (31337, $1, $2)
+       ON CONFLICT (chain_id, address) DO UPDATE SET next_nonce = EXCLUDED.next_nonce`,
+      [station.address.toLowerCase(), nonce],
+    );
+    // Generous fees, as an estimate taken a little earlier may be: a later top-up's cannot replace it.
+    const topUp = (to: string) =>
+      station.signTransaction({
+        chainId: 31337,
+        type: 'eip1559',
+        nonce,
+        to: to as `0x${string}`,
+        value: TOP_UP,
+        gas: 21_000n,
+        maxFeePerGas: 100n * GWEI,
+        maxPriorityFeePerGas: 2n * GWEI,
+      });
+    // The address of the withdrawal whose step crashed.
+    const funded = privateKeyToAccount(generatePrivateKey()).address;
+    const raw = await topUp(funded);
+    const hash = keccak256(raw);
+    await sql(
+      h,
+      `INSERT INTO evm_gas_top_up_intents (chain_id, station_address, nonce, tx_hash, raw_tx, to_address, value)
+       VALUES (31337, $1, $2, $3, $4, $5, $6)`,
+      [station.address.toLowerCase(), nonce, hash, raw, funded.toLowerCase(), String(TOP_UP)],
+    );
+    if (state === 'pending') {
+      await node.automine(false);
+      try {
+        expect(await node.sendRaw(raw)).toBe(hash);
+      } finally {
+        await node.automine(true);
+      }
+      expect(await node.rpc('eth_getTransactionReceipt', [hash])).toBeNull();
+    } else if (state === 'mined') {
+      expect(await node.sendRaw(raw)).toBe(hash);
+      await node.mine(1);
+    } else {
+      await node.sendRaw(await topUp(privateKeyToAccount(generatePrivateKey()).address));
+    }
+    const id = await withdraw(w.walletId, dest, '40');
+    return { w, dest, id, station: station.address, nonce, hash, funded };
+  }
+
+  /** The withdrawal completes; the station sent two transactions under consecutive nonces, all recorded. */
+  async function completes(s: Awaited<ReturnType<typeof unrecordedTopUp>>) {
+    worker = await bootWorker(h, chainVars);
+    const [done] = await settledWhileMining([s.id], 30_000);
+    expect(done).toMatchObject({ status: 'Completed', failureReason: null });
+    expect(await node.tokenBalance(s.dest)).toBe(40n * USDT);
+    expect(Number(await node.rpc<string>('eth_getTransactionCount', [s.station, 'latest']))).toBe(
+      s.nonce + 2,
+    );
+    const [stored] = await sql<{ next: string }>(
+      h,
+      'SELECT next_nonce::text AS next FROM evm_nonces WHERE chain_id = 31337 AND address = $1',
+      [s.station.toLowerCase()],
+    );
+    expect(Number(stored.next)).toBe(s.nonce + 2);
+    expect(await sql(h, 'SELECT 1 FROM evm_gas_top_up_intents')).toEqual([]);
+    expect(await ledgerMatches(s.w.walletId)).toMatchObject({ total: String(60n * USDT), locked: '0' });
+  }
+
+  it.each(['pending', 'mined'] as const)(
+    'is found when %s and recorded: the next USDT withdrawal still gets its gas and completes',
+    async (state) => {
+      const s = await unrecordedTopUp(state);
+      await completes(s);
+      // The earlier top-up arrived, once.
+      expect(await node.balance(s.funded)).toBe(TOP_UP);
+    },
+    90_000,
+  );
+
+  it('a top-up never sent, whose nonce another transaction took, is dropped; the next top-up takes the next nonce', async () => {
+    const s = await unrecordedTopUp('nonce spent');
+    await completes(s);
+    expect(await node.rpc('eth_getTransactionByHash', [s.hash])).toBeNull();
+    expect(await node.balance(s.funded)).toBe(0n);
   }, 90_000);
 });

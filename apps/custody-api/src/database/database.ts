@@ -3,6 +3,7 @@ import { AddressBookEntryEntity } from '../modules/address-book/entities/address
 import { AssetEntity } from '../modules/assets/entities/asset.entity';
 import { TenantAssetEntity } from '../modules/assets/entities/tenant-asset.entity';
 import { EvmBlockEntity } from '../modules/chain/evm/entities/evm-block.entity';
+import { EvmGasTopUpIntentEntity } from '../modules/chain/evm/entities/evm-gas-top-up-intent.entity';
 import { EvmCursorEntity } from '../modules/chain/evm/entities/evm-cursor.entity';
 import { EvmNonceEntity } from '../modules/chain/evm/entities/evm-nonce.entity';
 import { EvmTransferEntity } from '../modules/chain/evm/entities/evm-transfer.entity';
@@ -44,6 +45,7 @@ export const entities = [
   EvmNonceEntity,
   EvmTransferEntity,
   EvmSendIntentEntity,
+  EvmGasTopUpIntentEntity,
   WithdrawalPolicyEntity,
   WithdrawalApprovalEntity,
   PolicyDecisionEntity,

@@ -11,6 +11,7 @@ import { TransactionEventSequence1795520000000 } from './1795520000000-Transacti
 import { UnfinishedTransactionsIndex1795550000000 } from './1795550000000-UnfinishedTransactionsIndex';
 import { EvmSendIntents1795570000002 } from './1795570000002-EvmSendIntents';
 import { CanonicalAddresses1795600000444 } from './1795600000444-CanonicalAddresses';
+import { EvmGasTopUpIntents1795600000480 } from './1795600000480-EvmGasTopUpIntents';
 
 /** Every migration of schema "custody", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -26,4 +27,5 @@ export const migrations = withOutboxMigrations([
   UnfinishedTransactionsIndex1795550000000,
   EvmSendIntents1795570000002,
   CanonicalAddresses1795600000444,
+  EvmGasTopUpIntents1795600000480,
 ]);

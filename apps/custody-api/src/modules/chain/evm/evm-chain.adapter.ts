@@ -6,7 +6,7 @@ import type { BalanceDelta } from '../../ledger/ledger';
 import type { BroadcastRequest, BroadcastResult, ChainAdapter } from '../chain-adapter';
 import { EvmKeys, gasStationPath } from './evm-keys';
 import { ERC20_TRANSFER_ABI, type EvmRpc, NodeRejectedError } from './evm-rpc';
-import type { EvmRepository, SendIntent } from './evm.repository';
+import type { EvmRepository, GasTopUpIntent, SendIntent, StationTransaction } from './evm.repository';
 import type { EvmSettings } from './evm-settings';
 
 /** Gas of a plain ETH transfer to an externally owned account. */
@@ -275,9 +275,11 @@ export class EvmChainAdapter implements ChainAdapter {
   }
 
   /**
-   * Gives `address` the ETH for `needed` wei of gas from the tenant's gas station (also before a fee bump), in a
-   * database transaction of its own, on a pool of its own (the top-up is on-chain whatever happens to the
-   * withdrawal, and its caller may hold a connection of the main pool: decision 0439).
+   * Gives `address` the ETH for `needed` wei of gas from the tenant's gas station (also before a fee bump), apart
+   * from the withdrawal's database transaction, on a pool of its own (the top-up is on-chain whatever happens to
+   * the withdrawal, and its caller may hold a connection of the main pool: decision 0439). Write-ahead (decision
+   * 0451): under the station's lock, earlier top-ups left unrecorded are settled first, the signed top-up is
+   * committed before it is sent, and the send is recorded (the station's nonce moved past it) after.
    */
   async fundGas(
     tenantId: string,
@@ -287,37 +289,111 @@ export class EvmChainAdapter implements ChainAdapter {
   ): Promise<'enough' | 'topped-up' | 'unfunded'> {
     const balance = await this.rpc.pendingBalance(address);
     if (balance >= needed) return 'enough';
-    // On the station's own pool: the caller may hold a connection of the main one (decision 0439).
-    return this.repository.sideTransaction(async (manager) => {
-      const seed = await this.repository.tenantSeed(manager, tenantId);
-      if (!seed) return 'unfunded' as const;
-      const station = this.keys.account(tenantId, seed, gasStationPath(environment));
-      const nonce = await this.repository.lockNonce(manager, this.settings.chainId, station.address, () =>
-        this.rpc.pendingNonce(station.address),
+    const { chainId } = this.settings;
+    const seed = await this.repository.sideTransaction((manager) =>
+      this.repository.tenantSeed(manager, tenantId),
+    );
+    if (!seed) return 'unfunded';
+    const station = this.keys.account(tenantId, seed, gasStationPath(environment));
+    const funded = await this.repository.withGasStation(chainId, station.address, async (transaction) => {
+      await this.settleTopUps(transaction, station.address);
+      // The node's count wins when the stored nonce is behind it (a top-up it took was never recorded, say before
+      // intents were kept): a nonce the chain has used is never signed again.
+      const onNode = await this.rpc.pendingNonce(station.address);
+      const stored = await transaction((manager) =>
+        this.repository.lockNonce(manager, chainId, station.address, async () => onNode),
       );
+      const nonce = Math.max(stored, onNode);
       const fees = await this.rpc.fees();
+      const value = needed - balance;
       const serialized = await station.signTransaction({
-        chainId: this.settings.chainId,
+        chainId,
         type: 'eip1559',
         nonce,
         to: address as `0x${string}`,
-        value: needed - balance,
+        value,
         gas: NATIVE_TRANSFER_GAS,
         maxFeePerGas: fees.maxFeePerGas,
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       });
+      const intent: GasTopUpIntent = {
+        chainId,
+        stationAddress: station.address,
+        nonce,
+        txHash: keccak256(serialized),
+        rawTx: serialized,
+        toAddress: address,
+        value: String(value),
+      };
+      // Committed before the send: if the node takes it and the recording below never commits (a lost answer, a
+      // crash), the next top-up finds it instead of signing another transaction under its nonce.
+      await transaction((manager) => this.repository.recordGasTopUpIntent(manager, intent));
       try {
-        const hash = await this.rpc.sendRaw(serialized);
-        this.logger.log({ to: address, hash, wei: String(needed - balance) }, 'gas top-up sent');
+        await this.rpc.sendRaw(serialized);
       } catch (err) {
         if (err instanceof NodeRejectedError) {
+          // Refused, so never sent: the nonce stays free.
+          await transaction((manager) => this.repository.dropGasTopUpIntent(manager, intent));
           this.logger.warn({ station: station.address, reason: err.message }, 'gas station refused');
           return 'unfunded' as const;
         }
         throw err;
       }
-      await this.repository.setNextNonce(manager, this.settings.chainId, station.address, nonce + 1);
+      await transaction((manager) => this.repository.recordGasTopUp(manager, intent));
+      this.logger.log({ to: address, hash: intent.txHash, nonce, wei: String(value) }, 'gas top-up sent');
       return 'topped-up' as const;
     });
+    return funded!;
+  }
+
+  /**
+   * Settles the top-ups of every station of the chain left committed but unrecorded (a crash, a lost answer), on
+   * each watcher round, so the first round after a restart finds them without waiting for the next top-up. A
+   * station whose top-up is running is skipped: that top-up settles them first.
+   */
+  async settleGasTopUps(): Promise<void> {
+    const { chainId } = this.settings;
+    for (const station of await this.repository.gasStationsWithTopUpIntents(chainId)) {
+      await this.repository.withGasStation(
+        chainId,
+        station,
+        (transaction) => this.settleTopUps(transaction, station),
+        { ifFree: true },
+      );
+    }
+  }
+
+  /**
+   * The station's top-ups committed before they were sent and not recorded since, under its lock (decision 0451),
+   * settled as decision 0440 settles a withdrawal's send. The node has one (pending or mined), or takes the same
+   * bytes again: it was sent, and is recorded as a top-up is (the station's nonce moved past it). The node neither
+   * has it nor takes it (its nonce went to another transaction, or the station can no longer pay): it never left,
+   * and its intent is dropped.
+   */
+  private async settleTopUps(transaction: StationTransaction, station: string): Promise<void> {
+    const { chainId } = this.settings;
+    const intents = await transaction((manager) =>
+      this.repository.gasTopUpIntents(manager, chainId, station),
+    );
+    for (const intent of intents) {
+      let known = await this.rpc.knows(intent.txHash);
+      if (!known) {
+        try {
+          await this.rpc.sendRaw(intent.rawTx);
+          known = true;
+        } catch (err) {
+          if (!(err instanceof NodeRejectedError)) throw err;
+          known = await this.rpc.knows(intent.txHash);
+        }
+      }
+      const log = { station, to: intent.toAddress, txHash: intent.txHash, nonce: intent.nonce };
+      if (known) {
+        this.logger.warn(log, 'recording an earlier gas top-up the node had accepted');
+        await transaction((manager) => this.repository.recordGasTopUp(manager, intent));
+      } else {
+        this.logger.warn(log, 'an unrecorded gas top-up is not on the chain; dropped');
+        await transaction((manager) => this.repository.dropGasTopUpIntent(manager, intent));
+      }
+    }
   }
 }

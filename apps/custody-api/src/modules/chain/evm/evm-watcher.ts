@@ -66,6 +66,8 @@ export class EvmWatcher implements OnApplicationBootstrap, OnModuleDestroy {
       }
       if (caughtUp) await this.confirmations.failOrphans();
       if (!this.stopped) await this.confirmations.track();
+      // Gas top-ups a crash or a lost answer left committed but unrecorded (decision 0451).
+      if (!this.stopped) await this.chains.evm!.adapter.settleGasTopUps();
     });
   }
 }

@@ -19,6 +19,20 @@ export interface SendIntent {
   maxPriorityFeePerGas: string;
 }
 
+/** A gas station's signed top-up, committed before it is sent (decision 0451). */
+export interface GasTopUpIntent {
+  chainId: number;
+  stationAddress: string;
+  nonce: number;
+  txHash: string;
+  rawTx: `0x${string}`;
+  toAddress: string;
+  value: string;
+}
+
+/** Runs `work` in a database transaction of the gas station's session (EvmRepository.withGasStation). */
+export type StationTransaction = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
+
 /**
  * The signed transaction committed for `transactionId` before it was sent and not recorded since (decision 0440: a
  * first send, with no evm_transfers row yet; decision 0449: a fee-bump replacement of a recorded send), inside the
@@ -127,15 +141,19 @@ export class EvmRepository implements OnModuleDestroy {
 
   /**
    * Runs `work` in a transaction on a pool of its own (SIDE_POOL_SIZE connections), for writes that must commit
-   * apart from the broadcast's transaction while it holds a connection of the main pool: gas top-ups and send
-   * intents (decision 0440). A gas top-up runs while
+   * apart from the broadcast's transaction while it holds a connection of the main pool: gas top-ups (with
+   * withGasStation) and send intents (decision 0440). A gas top-up runs while
    * its withdrawal's broadcast holds a connection of the main pool and the transaction's row lock; taking a
    * second connection from that same pool deadlocked the worker as soon as as many top-ups ran at once as the
    * pool had connections (every one holding one and waiting for another), freezing every step, deposit credit
    * and outbox relay of the process. This pool's transactions touch only the tenant's seed, the station's nonce
-   * row and evm_send_intents, which no broadcast holds, so they always finish (decision 0439).
+   * row and lock, evm_gas_top_up_intents and evm_send_intents, which no broadcast holds, so they always finish (decision 0439).
    */
   async sideTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return (await this.sidePool()).transaction(work);
+  }
+
+  private sidePool(): Promise<DataSource> {
     this.side ??= new DataSource({
       ...this.db.options,
       subscribers: [],
@@ -145,7 +163,41 @@ export class EvmRepository implements OnModuleDestroy {
         application_name: 'custody-side',
       },
     } as DataSourceOptions).initialize();
-    return (await this.side).transaction(work);
+    return this.side;
+  }
+
+  /**
+   * Runs `work` holding the gas station's lock, a session advisory lock on one connection of the side pool, with
+   * `transaction` running committed steps on that same connection (decision 0451): a top-up commits its intent
+   * before the send and records the send after it, two transactions, and no other top-up of the station (in any
+   * process) may take a nonce between them. One connection for the whole of it, so top-ups never wait for a
+   * second one (decision 0439). `ifFree`: answers undefined at once when another session holds the lock.
+   */
+  async withGasStation<T>(
+    chainId: number,
+    station: string,
+    work: (transaction: StationTransaction) => Promise<T>,
+    options: { ifFree?: boolean } = {},
+  ): Promise<T | undefined> {
+    const key = `tessera:custody:gas-station:${chainId}:${station.toLowerCase()}`;
+    const runner = (await this.sidePool()).createQueryRunner();
+    await runner.connect();
+    try {
+      if (options.ifFree) {
+        const [row] = await runner.query('SELECT pg_try_advisory_lock(hashtext($1)) AS "locked"', [key]);
+        if (!row.locked) return undefined;
+      } else {
+        await runner.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+      }
+      try {
+        return await work((step) => runner.manager.transaction(step));
+      } finally {
+        // A failed unlock means a broken connection, whose session (and lock) is gone with it.
+        await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
+      }
+    } finally {
+      await runner.release();
+    }
   }
 
   // ---- withdrawals -------------------------------------------------------------------------------------
@@ -247,6 +299,61 @@ export class EvmRepository implements OnModuleDestroy {
     const drop = (m: EntityManager) =>
       m.query('DELETE FROM "evm_send_intents" WHERE "transaction_id" = $1', [transactionId]);
     await (manager ? drop(manager) : this.sideTransaction(drop));
+  }
+
+  /** The gas stations of the chain with top-ups committed before they were sent and not recorded since. */
+  async gasStationsWithTopUpIntents(chainId: number): Promise<string[]> {
+    const rows: { station: string }[] = await this.db.query(
+      `SELECT DISTINCT "station_address" AS "station" FROM "evm_gas_top_up_intents" WHERE "chain_id" = $1`,
+      [chainId],
+    );
+    return rows.map((r) => r.station);
+  }
+
+  /** The station's top-ups committed before they were sent and not recorded since, lowest nonce first. */
+  async gasTopUpIntents(manager: EntityManager, chainId: number, station: string): Promise<GasTopUpIntent[]> {
+    return manager.query(
+      `SELECT "chain_id" AS "chainId", "station_address" AS "stationAddress", "nonce"::int AS "nonce",
+              "tx_hash" AS "txHash", "raw_tx" AS "rawTx", "to_address" AS "toAddress", "value"::text AS "value"
+         FROM "evm_gas_top_up_intents" WHERE "chain_id" = $1 AND "station_address" = $2 ORDER BY "nonce"`,
+      [chainId, station.toLowerCase()],
+    );
+  }
+
+  async recordGasTopUpIntent(manager: EntityManager, intent: GasTopUpIntent): Promise<void> {
+    await manager.query(
+      `INSERT INTO "evm_gas_top_up_intents" ("chain_id", "station_address", "nonce", "tx_hash", "raw_tx",
+         "to_address", "value")
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        intent.chainId,
+        intent.stationAddress.toLowerCase(),
+        intent.nonce,
+        intent.txHash,
+        intent.rawTx,
+        intent.toAddress.toLowerCase(),
+        intent.value,
+      ],
+    );
+  }
+
+  /** A top-up the node took: the station's next nonce moved past it (never back) and its intent deleted, together. */
+  async recordGasTopUp(manager: EntityManager, intent: GasTopUpIntent): Promise<void> {
+    await manager.query(
+      `INSERT INTO "evm_nonces" ("chain_id", "address", "next_nonce") VALUES ($1, $2, $3)
+       ON CONFLICT ("chain_id", "address")
+       DO UPDATE SET "next_nonce" = GREATEST("evm_nonces"."next_nonce", EXCLUDED."next_nonce")`,
+      [intent.chainId, intent.stationAddress.toLowerCase(), intent.nonce + 1],
+    );
+    await this.dropGasTopUpIntent(manager, intent);
+  }
+
+  /** A top-up that never left (the node refused it, or has not got it and will not take it). */
+  async dropGasTopUpIntent(manager: EntityManager, intent: GasTopUpIntent): Promise<void> {
+    await manager.query(
+      `DELETE FROM "evm_gas_top_up_intents" WHERE "chain_id" = $1 AND "station_address" = $2 AND "nonce" = $3`,
+      [intent.chainId, intent.stationAddress.toLowerCase(), intent.nonce],
+    );
   }
 
   async setNextNonce(manager: EntityManager, chainId: number, address: string, next: number): Promise<void> {
