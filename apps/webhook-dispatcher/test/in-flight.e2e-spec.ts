@@ -1,17 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WEBHOOK_RPC } from '@tessera/contracts';
-import { createTestEnvironment, type TestEnvironment } from '@tessera/testing';
+import type { TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
-import {
-  bootDispatcher,
-  dispatcherMigrator,
-  dispatcherWithReceiver,
-  enqueue,
-  event,
-  rpc,
-} from './support/harness';
-import { HttpsReceiver, makeCertificate, waitFor } from './support/https-receiver';
-import { testResolver } from './support/resolver';
+import { dispatcherWithReceiver, enqueue, event, rpc } from './support/harness';
+import { type HttpsReceiver, waitFor } from './support/https-receiver';
 
 /**
  * Decision 0452: one delivery never has two requests in flight from live workers. A slow HTTPS receiver holds
@@ -26,22 +18,8 @@ describe('a retry of a delivery whose attempt is in flight', () => {
 
   beforeAll(async () => {
     // Two replicas, as deployed: one poller holds the slow attempt, the other is free to take a due delivery.
-    const cert = makeCertificate();
-    receiver = new HttpsReceiver(cert);
-    await receiver.start();
-    env = await createTestEnvironment([dispatcherMigrator()]);
-    const replica = () =>
-      bootDispatcher(
-        env,
-        {
-          WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
-          WEBHOOK_CA_FILE: cert.certFile,
-          WEBHOOK_TIME_SCALE: '0.001',
-          WEBHOOK_POLL_MS: '20',
-        },
-        testResolver(),
-      );
-    app = await replica();
+    let replica: () => Promise<NestFastifyApplication>;
+    ({ env, app, receiver, replica } = await dispatcherWithReceiver({ WEBHOOK_POLL_MS: '20' }));
     other = await replica();
     const put = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, { ...scope, body: { url: receiver.url('/slow') } });
     expect(put.ok).toBe(true);

@@ -1,12 +1,11 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WEBHOOK_RPC } from '@tessera/contracts';
-import { createTestEnvironment, type TestEnvironment } from '@tessera/testing';
+import type { TestEnvironment } from '@tessera/testing';
 import { Webhook } from 'standardwebhooks';
 import { DeliveriesService } from '../src/modules/deliveries/deliveries.service';
 import { EndpointsService } from '../src/modules/endpoints/endpoints.service';
-import { bootDispatcher, dispatcherMigrator, rpc } from './support/harness';
-import { HttpsReceiver, makeCertificate, waitFor } from './support/https-receiver';
-import { testResolver } from './support/resolver';
+import { dispatcherWithReceiver, rpc } from './support/harness';
+import { type HttpsReceiver, waitFor } from './support/https-receiver';
 
 /**
  * Two dispatcher replicas on one Redis and one database, as deployed (deploy/k8s: replicas 2). Nest's Redis
@@ -21,22 +20,8 @@ const scope = { tenantId: 'tenant-replicas', source: 'custody' };
 type Config = { url: string; signingSecret: string | null };
 
 beforeAll(async () => {
-  const cert = makeCertificate();
-  receiver = new HttpsReceiver(cert);
-  await receiver.start();
-  env = await createTestEnvironment([dispatcherMigrator()]);
-  const replica = () =>
-    bootDispatcher(
-      env,
-      {
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
-        WEBHOOK_CA_FILE: cert.certFile,
-        WEBHOOK_TIME_SCALE: '0.001',
-        WEBHOOK_POLL_MS: '20',
-      },
-      testResolver(),
-    );
-  one = await replica();
+  let replica: () => Promise<NestFastifyApplication>;
+  ({ env, app: one, receiver, replica } = await dispatcherWithReceiver({ WEBHOOK_POLL_MS: '20' }));
   two = await replica();
 }, 60_000);
 

@@ -56,28 +56,35 @@ export async function enqueue(app: NestFastifyApplication, e: WebhookEventPayloa
 
 /**
  * An HTTPS receiver on loopback and a dispatcher that may deliver to it (its certificate trusted, 127.0.0.1
- * allowed, retry delays scaled down 1,000×), on a fresh test database.
+ * allowed, retry delays scaled down 1,000×), on a fresh test database. `replica()` boots one more dispatcher
+ * with the same settings on the same database and Redis, as deployed (deploy/k8s: replicas 2).
  */
 export async function dispatcherWithReceiver(
   extra: Record<string, string>,
   resolver: HostResolver = testResolver(),
   migrators: SchemaMigrator[] = [dispatcherMigrator()],
-): Promise<{ env: TestEnvironment; app: NestFastifyApplication; receiver: HttpsReceiver }> {
+): Promise<{
+  env: TestEnvironment;
+  app: NestFastifyApplication;
+  receiver: HttpsReceiver;
+  replica: () => Promise<NestFastifyApplication>;
+}> {
   const cert = makeCertificate();
   const receiver = new HttpsReceiver(cert);
   await receiver.start();
   const env = await createTestEnvironment(migrators);
-  const app = await bootDispatcher(
-    env,
-    {
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
-      WEBHOOK_CA_FILE: cert.certFile,
-      WEBHOOK_TIME_SCALE: '0.001',
-      ...extra,
-    },
-    resolver,
-  );
-  return { env, app, receiver };
+  const replica = () =>
+    bootDispatcher(
+      env,
+      {
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
+        WEBHOOK_CA_FILE: cert.certFile,
+        WEBHOOK_TIME_SCALE: '0.001',
+        ...extra,
+      },
+      resolver,
+    );
+  return { env, app: await replica(), receiver, replica };
 }
 
 /**
