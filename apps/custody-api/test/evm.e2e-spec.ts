@@ -220,6 +220,18 @@ const withdraw = (sourceWalletId: string, destinationAddress: string, amount: st
     .expect(201)
     .then((r) => r.body.transactionId as string);
 
+/** The signing account of a wallet's address, derived as the worker derives it (to play a crashed worker's part). */
+async function walletSigner(walletId: string) {
+  const [sender] = await sql<{ path: string; seed: string; tenant: string }>(
+    h,
+    `SELECT a.derivation_path AS path, t.hd_seed_sealed AS seed, t.id AS tenant
+       FROM wallet_addresses a JOIN wallets wl ON wl.id = a.wallet_id JOIN tenants t ON t.id = wl.tenant_id
+      WHERE a.wallet_id = $1`,
+    [walletId],
+  );
+  return new EvmKeys(h.env.env.SECRETS_MASTER_KEY!).account(sender.tenant, sender.seed, sender.path);
+}
+
 const formatWei = (wei: bigint) => {
   const s = wei.toString().padStart(19, '0');
   const frac = s.slice(-18).replace(/0+$/, '');
@@ -648,18 +660,7 @@ describe('an earlier send that was never recorded (decision 0440)', () => {
     worker = undefined;
     const id = await withdraw(w.walletId, dest, '0.25');
 
-    const [sender] = await sql<{ path: string; seed: string; tenant: string }>(
-      h,
-      `SELECT a.derivation_path AS path, t.hd_seed_sealed AS seed, t.id AS tenant
-         FROM wallet_addresses a JOIN wallets wl ON wl.id = a.wallet_id JOIN tenants t ON t.id = wl.tenant_id
-        WHERE a.wallet_id = $1`,
-      [w.walletId],
-    );
-    const account = new EvmKeys(h.env.env.SECRETS_MASTER_KEY!).account(
-      sender.tenant,
-      sender.seed,
-      sender.path,
-    );
+    const account = await walletSigner(w.walletId);
     const nonce = Number(await node.rpc<string>('eth_getTransactionCount', [w.address, 'pending']));
     const fees = { maxFeePerGas: 20_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
     const raw = await account.signTransaction({
@@ -778,18 +779,7 @@ describe('a fee bump that was never recorded (decision 0449)', () => {
          FROM evm_transfers WHERE transaction_id = $1`,
       [id],
     );
-    const [sender] = await sql<{ path: string; seed: string; tenant: string }>(
-      h,
-      `SELECT a.derivation_path AS path, t.hd_seed_sealed AS seed, t.id AS tenant
-         FROM wallet_addresses a JOIN wallets wl ON wl.id = a.wallet_id JOIN tenants t ON t.id = wl.tenant_id
-        WHERE a.wallet_id = $1`,
-      [w.walletId],
-    );
-    const account = new EvmKeys(h.env.env.SECRETS_MASTER_KEY!).account(
-      sender.tenant,
-      sender.seed,
-      sender.path,
-    );
+    const account = await walletSigner(w.walletId);
     const nonce = Number(sent.nonce);
     const fees = { maxFeePerGas: 2n * BigInt(sent.fee), maxPriorityFeePerGas: 2n * BigInt(sent.tip) };
     const raw = await account.signTransaction({
