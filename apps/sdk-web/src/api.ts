@@ -28,7 +28,14 @@ export interface Session {
   levelName: string;
   lang: string | null;
   theme: 'light' | 'dark' | 'system';
-  steps: { kind: string; optional: boolean; reviewStatus: string; reviewAnswer: string | null }[];
+  steps: {
+    kind: string;
+    optional: boolean;
+    reviewStatus: string;
+    reviewAnswer: string | null;
+    /** The slots of this step (pending, verification open) that already hold an accepted upload. */
+    uploads: StoredUpload[];
+  }[];
   personalInfo: FieldSet;
   companyData:
     | (FieldSet & { legalForms: string[]; requiredDocuments: string[]; documentsMinRequired: number | null })
@@ -43,12 +50,17 @@ export interface Session {
   review: { reviewAnswer: string | null; reviewRejectType: string | null };
 }
 
-export interface Resource {
-  id: string;
+/** An upload a slot holds: one made on this page (`Resource`), or one the session listed after a reload. */
+export interface StoredUpload {
   slot: string;
-  documentType?: string;
-  side?: string;
+  documentType?: string | null;
+  side?: string | null;
   mime: string;
+}
+
+/** The answer to an upload. */
+export interface Resource extends StoredUpload {
+  id: string;
 }
 
 export class ApiError extends Error {

@@ -3,11 +3,11 @@ import type { ComponentChildren } from 'preact';
 import {
   ApiError,
   getSession,
-  type Resource,
   resolveLink,
   saveAnswers,
   savePersonalInfo,
   type Session,
+  type StoredUpload,
   submitAll,
   submitStep,
 } from './api';
@@ -24,7 +24,7 @@ import {
   translator,
 } from './i18n';
 import { landingFor } from './landing';
-import { withSavedAnswers, withSavedValues } from './session-state';
+import { storedUploads, type Uploads, withSavedAnswers, withSavedValues } from './session-state';
 import { applyTheme, type ThemeChoice } from './theme';
 
 /** Steps the page shows a screen for: required ones that take input (the screenings run on the server). */
@@ -53,7 +53,10 @@ export function App() {
   const [theme, setTheme] = useState<ThemeChoice>('system');
   const [phase, setPhase] = useState<Phase>({ name: 'loading' });
   const [session, setSession] = useState<Session>();
-  /** The uploads stored on this page, per step kind: a step screen shown again (Back) still has them. */
+  /**
+   * The uploads of each step kind: those the session listed (made before a reload) and those made on this page,
+   * so a step screen shown again (Back, or a reload) still has them.
+   */
   const [uploads, setUploads] = useState<Record<string, Uploads>>({});
   const t = useMemo(() => translator(lang), [lang]);
 
@@ -95,6 +98,7 @@ export function App() {
         if (p.theme) setTheme(p.theme);
         const s = await getSession();
         setSession(s);
+        setUploads(storedUploads(s));
         const landing = landingFor(s);
         if (landing === 'success') finish('success', s);
         else if (landing === 'rejected') finish('error', s);
@@ -354,9 +358,6 @@ function Message({
   );
 }
 
-/** A step's stored uploads, by the key its screen names them (slot, or document type for company documents). */
-type Uploads = Record<string, Resource>;
-
 interface StepProps {
   t: Translate;
   lang: Lang;
@@ -406,14 +407,19 @@ function StepScreen(props: StepProps) {
       if (result.lockedFields.length > 0) throw new LockedFieldsError(result.lockedFields);
     });
 
-  const uploaded = (key: string) => (r: Resource) => onUploads((u) => ({ ...u, [key]: r }));
-  const needs = (keys: string[]) => keys.find((k) => !uploads[k]);
-  const continueUploads = (keys: string[], names: Record<string, string>) => (event: Event) => {
-    event.preventDefault();
-    const missing = done ? undefined : needs(keys);
-    if (missing) setError({ message: t('missingItem', { item: names[missing] }) });
-    else void run(async () => undefined);
-  };
+  const uploaded = (key: string) => (r: StoredUpload) => onUploads((u) => ({ ...u, [key]: r }));
+  const continueUploads =
+    (
+      keys: string[],
+      names: Record<string, string>,
+      holds: (key: string) => StoredUpload | undefined = (key) => uploads[key],
+    ) =>
+    (event: Event) => {
+      event.preventDefault();
+      const missing = done ? undefined : keys.find((key) => !holds(key));
+      if (missing) setError({ message: t('missingItem', { item: names[missing] }) });
+      else void run(async () => undefined);
+    };
   const actions = (
     <>
       <ErrorMessage message={error?.message} />
@@ -489,8 +495,10 @@ function StepScreen(props: StepProps) {
         document_front: twoSided ? t('side_front') : t('side_page'),
         document_back: t('side_back'),
       };
+      // A side counts for the document type it was uploaded as: another type hides it, going back shows it again.
+      const side = (key: string) => (uploads[key]?.documentType === documentType ? uploads[key] : undefined);
       return (
-        <form onSubmit={continueUploads(keys, names)} noValidate>
+        <form onSubmit={continueUploads(keys, names, side)} noValidate>
           <p>{t('intro_identity_doc')}</p>
           <fieldset class="field">
             <legend>{t('documentType')}</legend>
@@ -502,10 +510,7 @@ function StepScreen(props: StepProps) {
                     name="documentType"
                     value={type}
                     checked={documentType === type}
-                    onChange={() => {
-                      setDocumentType(type);
-                      onUploads(() => ({}));
-                    }}
+                    onChange={() => setDocumentType(type)}
                   />
                   {t(`doc_${type}` as MessageKey)}
                 </label>
@@ -521,7 +526,7 @@ function StepScreen(props: StepProps) {
             types={IMAGE_TYPES}
             capture="environment"
             fields={{ documentType, side: 'front' }}
-            uploaded={uploads.document_front}
+            uploaded={side('document_front')}
             onUploaded={uploaded('document_front')}
             onFatal={onFatal}
           />
@@ -535,7 +540,7 @@ function StepScreen(props: StepProps) {
               types={IMAGE_TYPES}
               capture="environment"
               fields={{ documentType, side: 'back' }}
-              uploaded={uploads.document_back}
+              uploaded={side('document_back')}
               onUploaded={uploaded('document_back')}
               onFatal={onFatal}
             />

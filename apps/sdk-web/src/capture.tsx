@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type Resource, upload } from './api';
+import { ApiError, type Resource, type StoredUpload, upload } from './api';
 import type { Translate } from './i18n';
 
 export const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/heic', 'image/webp'];
@@ -56,7 +56,8 @@ interface UploadSlotProps {
   fields?: Record<string, string | undefined>;
   /** `environment` (documents) or `user` (selfie): on a phone the camera opens directly. */
   capture?: 'environment' | 'user';
-  uploaded?: Resource;
+  /** What the slot holds already: uploaded on this page, or before a reload (the session listed it). */
+  uploaded?: StoredUpload;
   onUploaded: (resource: Resource) => void;
   /** A 401 during the upload: the session is over. */
   onFatal: (error: unknown) => void;
@@ -67,6 +68,8 @@ interface UploadSlotProps {
  * One capture: "Take a photo" (the device camera where it has one, through `capture`) or "Choose a file",
  * a refusal of a wrong type or size before anything is sent, then the upload and, once it is stored, a preview
  * of it. A file the server refuses never shows: the preview (and status) stay those of the stored upload.
+ * A slot that holds an upload reads "Uploaded" and offers "Replace"; one stored before a reload has no
+ * preview (its bytes stay on the server), and says so.
  */
 export function UploadSlot({
   t,
@@ -116,13 +119,14 @@ export function UploadSlot({
   };
 
   const accept = types.join(',');
+  const held = state === 'done';
   return (
     <fieldset class="capture" aria-describedby={`${id}-status ${id}-error`}>
       <legend>{label}</legend>
       <div class="capture-buttons">
         {capture ? (
           <label class="button" for={`${id}-camera`}>
-            {t('takePhoto')}
+            {held ? t('takeNewPhoto') : t('takePhoto')}
           </label>
         ) : null}
         {capture ? (
@@ -137,7 +141,7 @@ export function UploadSlot({
           />
         ) : null}
         <label class="button" for={`${id}-file`}>
-          {t('chooseFile')}
+          {held ? t('replaceFile') : t('chooseFile')}
         </label>
         <input
           class="visually-hidden"
@@ -162,6 +166,7 @@ export function UploadSlot({
         />
       ) : null}
       {preview?.kind === 'pdf' ? <p class="file-name">{preview.name}</p> : null}
+      {held && !preview ? <p class="hint">{t('uploadedEarlier')}</p> : null}
       <p class="status" id={`${id}-status`} role="status" aria-live="polite">
         {state === 'uploading' ? t('uploading') : state === 'done' ? `✓ ${t('uploaded')}` : ''}
       </p>
@@ -182,7 +187,7 @@ export function LivenessCapture({
   onFatal,
 }: {
   t: Translate;
-  uploaded?: Resource;
+  uploaded?: StoredUpload;
   onUploaded: (r: Resource) => void;
   onFatal: (error: unknown) => void;
 }) {
@@ -272,6 +277,7 @@ export function LivenessCapture({
         <video ref={video} class="camera" autoplay muted playsinline aria-label={t('cameraPreview')} />
       ) : null}
       {clip ? <video class="preview" src={clip} controls muted aria-label={t('recordedClip')} /> : null}
+      {uploaded && !clip ? <p class="hint">{t('uploadedEarlier')}</p> : null}
       <div class="capture-buttons">
         {!stream ? (
           <button type="button" onClick={start}>
@@ -279,7 +285,7 @@ export function LivenessCapture({
           </button>
         ) : (
           <button type="button" onClick={record} disabled={left !== undefined || state === 'uploading'}>
-            {clip ? t('recordAgain') : t('record', { s: RECORD_SECONDS })}
+            {clip || uploaded ? t('recordAgain') : t('record', { s: RECORD_SECONDS })}
           </button>
         )}
         <button type="button" class="link" onClick={() => setFallback(true)}>

@@ -1,4 +1,4 @@
-import type { FieldSet, Session } from './api';
+import type { FieldSet, Session, StoredUpload } from './api';
 
 /** The stored values of one field set, from the values a save answered (they cover every enabled key). */
 const withValues = <T extends FieldSet>(fields: T, values: Record<string, string>): T => ({
@@ -41,6 +41,31 @@ export function changedFields(
   for (const key of keys) {
     const now = current[key]?.trim() ?? '';
     if (now !== (stored[key]?.trim() ?? '')) out[key] = now || null;
+  }
+  return out;
+}
+
+/** A step's stored uploads, by the key its screen names them (slot, or document type for company documents). */
+export type Uploads = Record<string, StoredUpload>;
+
+/** The key a step screen names a slot's upload by; undefined for one the page has no slot for. */
+function pageKey(kind: string, upload: StoredUpload): string | undefined {
+  if (kind === 'poa') return 'poa';
+  if (upload.slot === 'company_doc') return upload.documentType ?? undefined;
+  return upload.slot;
+}
+
+/**
+ * The uploads the session lists for its open steps, per step kind, as the page keeps them: a reloaded page
+ * shows those slots as done instead of asking for them again (each upload counts against the slot's quota).
+ */
+export function storedUploads(session: Session): Record<string, Uploads> {
+  const out: Record<string, Uploads> = {};
+  for (const step of session.steps) {
+    for (const upload of step.uploads ?? []) {
+      const key = pageKey(step.kind, upload);
+      if (key) (out[step.kind] ??= {})[key] = upload;
+    }
   }
   return out;
 }

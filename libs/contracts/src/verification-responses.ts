@@ -242,12 +242,23 @@ const sdkStep = z.object({
   reviewStatus: z.enum(STEP_REVIEW_STATUSES),
   reviewAnswer: reviewAnswer.nullable(),
 });
+/** An upload a step still open on the session already holds (decision 0447). */
+const sdkStoredUpload = resourceMetadataSchema
+  .pick({ slot: true, documentType: true, side: true, kind: true, mime: true })
+  .extend({ addedAtUtc: ts });
+const sdkSessionStep = sdkStep.extend({
+  uploads: z
+    .array(sdkStoredUpload)
+    .describe(
+      'The slots of this step that already hold an accepted upload, the latest of each (of a company document: the latest of each documentType). Empty unless the step is pending on an open verification, and for steps without uploads',
+    ),
+});
 export const sdkSessionResponse = z.looseObject({
   applicantType,
   levelName: str,
   lang: strOrNull,
   theme: z.enum(['light', 'dark', 'system']),
-  steps: z.array(sdkStep),
+  steps: z.array(sdkSessionStep),
   personalInfo: fieldSet,
   companyData: fieldSet
     .extend({

@@ -8,6 +8,7 @@ import { UboRollUp1795300000000 } from './1795300000000-UboRollUp';
 import { ChecksWakeAfterCommit1795510000000 } from './1795510000000-ChecksWakeAfterCommit';
 import { ApplicantEventSequence1795530000000 } from './1795530000000-ApplicantEventSequence';
 import { EnrollmentsReplaced1795570000003 } from './1795570000003-EnrollmentsReplaced';
+import { EnrollmentUploads1795600000450 } from './1795600000450-EnrollmentUploads';
 
 /** Every migration of schema "verification", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -20,4 +21,5 @@ export const migrations = withOutboxMigrations([
   ChecksWakeAfterCommit1795510000000,
   ApplicantEventSequence1795530000000,
   EnrollmentsReplaced1795570000003,
+  EnrollmentUploads1795600000450,
 ]);

@@ -20,6 +20,7 @@ import { ApplicantsService } from '../applicants/applicants.service';
 import type { PartnerContext } from '../products/products.service';
 import { lockOpenSession } from '../sessions/open-session-lock';
 import { SessionContexts } from '../sessions/session-contexts';
+import { recordUpload } from './enrollment-uploads';
 import { FileRelay } from './file-relay';
 import { type MediaBytes, ResourcesRepository } from './resources.repository';
 
@@ -151,9 +152,12 @@ export class ResourcesService {
       // while the session is still open: the applicant's lock is held until media-store has recorded it, so a
       // submit that raced the upload comes wholly before (409 here, nothing kept) or after it (decision 0441).
       const file = relay;
+      // The enrollment records it as its slot's latest, so a reloaded page finds it (decision 0447).
       const stored = await this.dataSource.transaction(async (manager) => {
         if (!(await lockOpenSession(manager, session.aid, session.sub))) throw conflict(UPLOADS_CLOSED);
-        return file.commit();
+        const resource = await file.commit();
+        await recordUpload(manager, session.sub, resource);
+        return resource;
       });
       return this.partnerShape(this.metadata(session.pid, stored));
     } catch (err) {

@@ -15,6 +15,7 @@ import { QuestionnairesService } from '../questionnaires/questionnaires.service'
 import { SDK_MEDIA_SOURCE, type SdkMediaSource } from './sdk-media';
 import { refusal, type SdkContext, type SessionRefusal, SessionContexts } from '../sessions/session-contexts';
 import { SdkRepository, STEP_IN_STATES } from './sdk.repository';
+import { openStepUploads } from './session-uploads';
 import { isMediaStep, missingField, missingUpload, takesUserInput } from './step-requirements';
 
 const DATE_KEYS = new Set(['dateOfBirth', 'incorporatedOn']);
@@ -128,12 +129,16 @@ export class SdkService {
       levelName: ctx.level.name,
       lang: p.lang ?? null,
       theme: p.theme ?? 'system',
-      steps: ctx.level.steps.map((step) => ({
-        kind: step.kind,
-        optional: step.optional,
-        reviewStatus: byKind.get(step.kind)?.reviewStatus ?? 'pending',
-        reviewAnswer: byKind.get(step.kind)?.reviewAnswer ?? null,
-      })),
+      steps: ctx.level.steps.map((step) => {
+        const reviewStatus = byKind.get(step.kind)?.reviewStatus ?? 'pending';
+        return {
+          kind: step.kind,
+          optional: step.optional,
+          reviewStatus,
+          reviewAnswer: byKind.get(step.kind)?.reviewAnswer ?? null,
+          uploads: reviewStatus === 'pending' ? openStepUploads(ctx, step.kind) : [],
+        };
+      }),
       personalInfo: {
         enabled: personal.enabled,
         required: personal.required,

@@ -4,6 +4,7 @@ import { type PreparedQuery, preparedQuery } from '@tessera/platform';
 import { DataSource } from 'typeorm';
 import type { StepProgress } from '../applicants/step-results';
 import type { LevelEntity } from '../levels/entities/level.entity';
+import type { StoredUpload } from '../resources/enrollment-uploads';
 
 /** Everything one SDK call needs about its session, read in one round trip. */
 export interface SdkContext {
@@ -11,6 +12,8 @@ export interface SdkContext {
   enrollmentStatus: string;
   expiresAt: Date;
   presentation: Record<string, string | undefined>;
+  /** The latest accepted upload of each page slot, by `uploadKey` (decision 0447). */
+  uploads: Record<string, StoredUpload>;
   /** The enrollment's level; the applicant's current level may have moved on (the token is then refused). */
   enrollmentLevelId: string;
   applicant: {
@@ -33,6 +36,7 @@ export interface SdkContext {
 
 const CONTEXT = `
   SELECT e.id AS "enrollmentId", e.status AS "enrollmentStatus", e.expires_at AS "expiresAt", e.presentation,
+         e.uploads,
          e.level_id AS "enrollmentLevelId",
          jsonb_build_object('id', a.id, 'productId', a.product_id, 'externalUserId', a.external_user_id,
            'type', a.type, 'levelId', a.level_id, 'status', a.status, 'sandbox', a.sandbox, 'info', a.info,

@@ -7,6 +7,7 @@ import {
   PrimaryGeneratedColumn,
   UpdateDateColumn,
 } from 'typeorm';
+import type { StoredUpload } from '../../resources/enrollment-uploads';
 
 export interface Presentation {
   lang?: string;
@@ -46,6 +47,10 @@ export class EnrollmentEntity {
 
   @Column('jsonb', { default: () => `'{}'` })
   presentation: Presentation;
+
+  /** The latest accepted upload of each page slot, by `uploadKey` (decision 0447). */
+  @Column('jsonb', { default: () => `'{}'` })
+  uploads: Record<string, StoredUpload>;
 
   @Column('timestamptz', { name: 'expires_at' })
   expiresAt: Date;
