@@ -7,30 +7,18 @@
  * `.tessera/artifacts/sdk-web/a11y.json`. Beside axe: input edges 3:1 (WCAG 1.4.11), 44-px controls on a phone,
  * and keyboard-only passes (focus ring visible at 3:1 at every stop, focus on the heading or the field in error).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mediaFixture } from '@tessera/testing';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ARTIFACTS, launchChromium, linkMaker, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
-import { type MediaHarness, startMediaHarness } from './media';
+import type { MediaHarness } from './media';
 
-const ARTIFACTS = join(__dirname, '../../../.tessera/artifacts/sdk-web');
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 /** WCAG 2.0/2.1 A and AA, plus axe's best practices (landmarks, heading order) and 2.2's target size. */
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
 const FAILING = new Set(['serious', 'critical']);
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--use-fake-device-for-media-stream',
-  '--use-fake-ui-for-media-stream',
-];
 
 jest.setTimeout(180_000);
 
@@ -94,13 +82,8 @@ const QUESTIONNAIRE = {
 };
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  mh = await startMediaHarness();
-  h = mh.h;
-  await h.app.listen(0, '127.0.0.1');
-  origin = `http://127.0.0.1:${(h.app.getHttpServer().address() as AddressInfo).port}`;
   let productId: string;
-  ({ productId, key } = await h.tenant());
+  ({ mh, h, key, productId, origin } = await startPageApp());
   await h.admin('post', `/products/${productId}/questionnaires`, QUESTIONNAIRE);
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'A11Y_FULL',
@@ -130,7 +113,7 @@ beforeAll(async () => {
     applicantType: 'individual',
     steps: [{ kind: 'identity_doc' }, { kind: 'selfie' }],
   });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -139,27 +122,9 @@ afterAll(async () => {
   await mh?.close();
 });
 
-let n = 0;
-async function link(
-  level: string,
-  params: Record<string, string> = {},
-  claimed: Record<string, string> = {},
-) {
-  const externalUserId = `a11y-${++n}`;
-  await h
-    .http()
-    .post('/v1/applicants')
-    .set(h.auth(key))
-    .send({ externalUserId, verificationLevelName: level, ...claimed })
-    .expect(201);
-  const query = new URLSearchParams({ verificationLevelName: level, ...params });
-  const res = await h
-    .http()
-    .post(`/v1/applicants/${externalUserId}/verification-sessions?${query}`)
-    .set(h.auth(key))
-    .expect(202);
-  return { externalUserId, url: `${origin}/sdk/${res.body.shortCode}`, enrollmentId: res.body.enrollmentId };
-}
+const newLink = linkMaker('a11y');
+const link = (level: string, params?: Record<string, string>, claimed?: Record<string, string>) =>
+  newLink({ h, key, origin }, level, params, claimed);
 
 const linkParams = (c: Config): Record<string, string> => ({
   theme: c.theme,

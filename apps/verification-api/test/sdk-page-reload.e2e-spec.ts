@@ -4,23 +4,12 @@
  * reload, and the per-slot upload quota (decision 0446) is explained on the page. Each slot takes
  * MEDIA_MAX_UPLOADS_PER_SLOT = 2 uploads here.
  */
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ARTIFACTS as SHOTS, launchChromium, linkMaker, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
-import { type MediaHarness, startMediaHarness } from './media';
+import type { MediaHarness } from './media';
 
-const SHOTS = join(__dirname, '../../../.tessera/artifacts/sdk-web');
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const QUOTA = 2;
 
 // A real browser on a shared 2-core machine: allow a screen flow more than the default 30 s.
@@ -33,13 +22,8 @@ let browser: Browser;
 let origin: string;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  mh = await startMediaHarness({ MEDIA_MAX_UPLOADS_PER_SLOT: String(QUOTA) });
-  h = mh.h;
-  await h.app.listen(0, '127.0.0.1');
-  origin = `http://127.0.0.1:${(h.app.getHttpServer().address() as AddressInfo).port}`;
   let productId: string;
-  ({ productId, key } = await h.tenant());
+  ({ mh, h, key, productId, origin } = await startPageApp({ MEDIA_MAX_UPLOADS_PER_SLOT: String(QUOTA) }));
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'RELOAD_DOCS',
     applicantType: 'individual',
@@ -50,7 +34,7 @@ beforeAll(async () => {
     applicantType: 'individual',
     steps: [{ kind: 'selfie' }],
   });
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -58,22 +42,8 @@ afterAll(async () => {
   await mh?.close();
 });
 
-let n = 0;
-async function link(level: string) {
-  const externalUserId = `reload-${++n}`;
-  await h
-    .http()
-    .post('/v1/applicants')
-    .set(h.auth(key))
-    .send({ externalUserId, verificationLevelName: level })
-    .expect(201);
-  const res = await h
-    .http()
-    .post(`/v1/applicants/${externalUserId}/verification-sessions?verificationLevelName=${level}`)
-    .set(h.auth(key))
-    .expect(202);
-  return { externalUserId, url: `${origin}/sdk/${res.body.shortCode}` };
-}
+const newLink = linkMaker('reload');
+const link = (level: string) => newLink({ h, key, origin }, level);
 
 /** The page, with the uploads it sends counted (a reload must not make the user send a file again). */
 async function open(context: BrowserContext, url: string) {

@@ -3,27 +3,14 @@
  * (verification-api serving the Vite build of apps/sdk-web, real Postgres and Redis).
  * Screenshots of every screen go to `.tessera/artifacts/sdk-web/` at the repository root (git-ignored; CI keeps it).
  */
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { mediaFixture } from '@tessera/testing';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { ARTIFACTS as SHOTS, launchChromium, linkMaker, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
-import { type MediaHarness, startMediaHarness } from './media';
-
-const SHOTS = join(__dirname, '../../../.tessera/artifacts/sdk-web');
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--use-fake-device-for-media-stream',
-  '--use-fake-ui-for-media-stream',
-];
+import type { MediaHarness } from './media';
 
 // A real browser on a shared 2-core machine: allow a screen flow more than the default 30 s.
 jest.setTimeout(120_000);
@@ -52,13 +39,8 @@ const QUESTIONNAIRE = {
 };
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  mh = await startMediaHarness();
-  h = mh.h;
-  await h.app.listen(0, '127.0.0.1');
-  origin = `http://127.0.0.1:${(h.app.getHttpServer().address() as AddressInfo).port}`;
   let productId: string;
-  ({ productId, key } = await h.tenant());
+  ({ mh, h, key, productId, origin } = await startPageApp());
   await h.admin('post', `/products/${productId}/questionnaires`, QUESTIONNAIRE);
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'WEB_FORMS',
@@ -116,7 +98,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => partner.listen(0, '127.0.0.1', resolve));
   partnerOrigin = `http://127.0.0.1:${(partner.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -125,27 +107,9 @@ afterAll(async () => {
   await mh?.close();
 });
 
-let n = 0;
-async function link(
-  level: string,
-  params: Record<string, string> = {},
-  claimed: Record<string, string> = {},
-) {
-  const externalUserId = `web-${++n}`;
-  await h
-    .http()
-    .post('/v1/applicants')
-    .set(h.auth(key))
-    .send({ externalUserId, verificationLevelName: level, ...claimed })
-    .expect(201);
-  const query = new URLSearchParams({ verificationLevelName: level, ...params });
-  const res = await h
-    .http()
-    .post(`/v1/applicants/${externalUserId}/verification-sessions?${query}`)
-    .set(h.auth(key))
-    .expect(202);
-  return { externalUserId, url: `${origin}/sdk/${res.body.shortCode}`, enrollmentId: res.body.enrollmentId };
-}
+const newLink = linkMaker('web');
+const link = (level: string, params?: Record<string, string>, claimed?: Record<string, string>) =>
+  newLink({ h, key, origin }, level, params, claimed);
 
 /** A page that records every request leaving for another origin and every CSP complaint. */
 async function open(context: BrowserContext, url: string) {

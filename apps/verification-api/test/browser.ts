@@ -1,0 +1,83 @@
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import type { Credential, Harness } from './harness';
+import { type MediaHarness, startMediaHarness } from './media';
+
+/**
+ * What the hosted page's browser suites share (sdk-page, sdk-page-a11y, sdk-page-reload): Debian's chromium
+ * through playwright-core, the real app and media-store listening on loopback, and verification links.
+ */
+
+/** Screenshots and reports, at the repository root (git-ignored; CI keeps it). */
+export const ARTIFACTS = join(__dirname, '../../../.tessera/artifacts/sdk-web');
+
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--use-fake-device-for-media-stream',
+  '--use-fake-ui-for-media-stream',
+];
+
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
+
+export interface PageApp {
+  mh: MediaHarness;
+  h: Harness;
+  key: Credential;
+  productId: string;
+  /** Where the browser reaches the app: `http://127.0.0.1:<port>`. */
+  origin: string;
+}
+
+/** The app (with a real media-store, `mediaEnv` its settings) listening for a browser, and one tenant. */
+export async function startPageApp(mediaEnv: Record<string, string> = {}): Promise<PageApp> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const mh = await startMediaHarness(mediaEnv);
+  const h = mh.h;
+  await h.app.listen(0, '127.0.0.1');
+  const origin = `http://127.0.0.1:${(h.app.getHttpServer().address() as AddressInfo).port}`;
+  const { productId, key } = await h.tenant();
+  return { mh, h, key, productId, origin };
+}
+
+/**
+ * A function that creates an applicant of a level (`claimed`: fields the partner sends on create) and opens its
+ * verification link (`params`: the link's query, e.g. theme or lang); external user ids are `{prefix}-{n}`.
+ */
+export function linkMaker(prefix: string) {
+  let n = 0;
+  return async (
+    app: Pick<PageApp, 'h' | 'key' | 'origin'>,
+    level: string,
+    params: Record<string, string> = {},
+    claimed: Record<string, string> = {},
+  ) => {
+    const { h, key, origin } = app;
+    const externalUserId = `${prefix}-${++n}`;
+    await h
+      .http()
+      .post('/v1/applicants')
+      .set(h.auth(key))
+      .send({ externalUserId, verificationLevelName: level, ...claimed })
+      .expect(201);
+    const query = new URLSearchParams({ verificationLevelName: level, ...params });
+    const res = await h
+      .http()
+      .post(`/v1/applicants/${externalUserId}/verification-sessions?${query}`)
+      .set(h.auth(key))
+      .expect(202);
+    return {
+      externalUserId,
+      url: `${origin}/sdk/${res.body.shortCode}`,
+      enrollmentId: res.body.enrollmentId as string,
+    };
+  };
+}
