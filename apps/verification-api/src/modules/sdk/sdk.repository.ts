@@ -7,6 +7,7 @@ import { reopenScreening } from '../checks/screening-reopen';
 import { enrollmentOpen, lockApplicantRow, lockOpenSession } from '../sessions/open-session-lock';
 import type { SdkContext } from '../sessions/session-contexts';
 import { HAS_OPEN_CHILD } from '../ubos/open-children';
+import { recordReviewEvent } from '../reviews/review-events';
 
 /** Step states that count as "the user's data is in" (anything past `pending`, except `expired`). */
 export const STEP_IN_STATES = ['submitted', 'in_review', 'completed', 'awaitingOperatorReview'];
@@ -63,15 +64,11 @@ export class SdkRepository {
         [ctx.applicant.id, JSON.stringify(set), removed],
       );
       const rescreened = await reopenScreening(manager, ctx.applicant.id, changed);
-      await manager.query(
-        `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
-         VALUES ($1, $2, 'applicant.updated', 'sdk', $3::jsonb)`,
-        [
-          ctx.applicant.id,
-          ctx.applicant.productId,
-          JSON.stringify({ enrollmentId: ctx.enrollmentId, fields: changed, reopenedSteps: rescreened }),
-        ],
-      );
+      await recordReviewEvent(manager, ctx.applicant, 'applicant.updated', 'sdk', {
+        enrollmentId: ctx.enrollmentId,
+        fields: changed,
+        reopenedSteps: rescreened,
+      });
       await appendToOutbox(manager, [
         {
           tenantId: ctx.applicant.productId,
@@ -119,11 +116,10 @@ export class SdkRepository {
       if (state.reviewStatus !== 'submitted' || state.enrollmentId !== ctx.enrollmentId) {
         return { ok: false, reviewStatus: state.reviewStatus };
       }
-      await manager.query(
-        `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
-         VALUES ($1, $2, 'step.submitted', 'sdk', $3::jsonb)`,
-        [ctx.applicant.id, ctx.applicant.productId, JSON.stringify({ enrollmentId: ctx.enrollmentId, kind })],
-      );
+      await recordReviewEvent(manager, ctx.applicant, 'step.submitted', 'sdk', {
+        enrollmentId: ctx.enrollmentId,
+        kind,
+      });
       return { ok: true } as const;
     });
     if (result !== 'closed' && result.ok) this.wakeChecks();
@@ -167,15 +163,11 @@ export class SdkRepository {
         [ctx.applicant.id],
       );
       const nothingToCheck = checking.steps === 0;
-      await manager.query(
-        `INSERT INTO review_events (applicant_id, product_id, event_type, actor_type, data)
-         VALUES ($1, $2, 'enrollment.submitted', 'sdk', $3::jsonb)`,
-        [
-          ctx.applicant.id,
-          ctx.applicant.productId,
-          JSON.stringify({ enrollmentId: ctx.enrollmentId, levelId: ctx.level.id, nothingToCheck }),
-        ],
-      );
+      await recordReviewEvent(manager, ctx.applicant, 'enrollment.submitted', 'sdk', {
+        enrollmentId: ctx.enrollmentId,
+        levelId: ctx.level.id,
+        nothingToCheck,
+      });
       if (nothingToCheck) {
         // Every step already has its result (a second link after the verdict, say): the enrollment is done
         // and the applicant keeps its status and verdict; nothing is pending (decision 0441).
