@@ -242,6 +242,30 @@ describe('row rules (decision 0445)', () => {
     expect(rows.body.items.map((r: { ownershipPercent: number }) => r.ownershipPercent)).toEqual([60, 100]);
   });
 
+  it('an edit of a row that leaves its identity and share alone is not held to the row rules', async () => {
+    // A company whose rows broke the share rule before it existed (written straight to the table): its roles and
+    // emails can still be edited; an edit of a share is still checked.
+    await company('co-legacy');
+    await addUbo('co-legacy', { ...JANE, ownershipPercent: 60 }).expect(201);
+    await addUbo('co-legacy', { ...JANE, fullName: 'Bob Roe', ownershipPercent: 40 }).expect(201);
+    await h.sql(
+      `UPDATE ubos SET ownership_percent = 70
+        WHERE parent_applicant_id = (SELECT id FROM applicants WHERE external_user_id = 'co-legacy') AND ubo_index = 1`,
+    );
+    await h
+      .http()
+      .patch('/v1/applicants/co-legacy/ubos/1')
+      .set(h.auth(key))
+      .send({ roles: ['director'], email: 'bob@example.com' })
+      .expect(200);
+    await h
+      .http()
+      .patch('/v1/applicants/co-legacy/ubos/1')
+      .set(h.auth(key))
+      .send({ ownershipPercent: 50 })
+      .expect(422);
+  });
+
   it('two concurrent appends that together pass 100 %: one is stored, the other answers 422', async () => {
     await company('co-share-race');
     const answers = await Promise.all(

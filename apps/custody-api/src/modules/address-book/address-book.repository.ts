@@ -16,8 +16,10 @@ export interface AddressBookRow {
 
 const COLUMNS = `"id", "asset_id" AS "assetId", "address", "tag", "label", "created_at" AS "createdAt"`;
 
-/** A withdrawal destination as the book is searched for it (the tenant's, in one environment, for one asset). */
-/** Where a withdrawal goes, as its TransactionRecord spells it (the record itself is passed). */
+/**
+ * A withdrawal destination as the book is searched for it (the tenant's, in one environment, for one asset), spelled
+ * as its TransactionRecord spells it: the record itself is passed.
+ */
 export interface BookDestination {
   tenantId: string;
   environment: string;

@@ -78,7 +78,6 @@ export class AssetsService {
     return assets.filter((a) => !disabled.has(a.id));
   }
 
-  /** 400 with `errors[field]` when the asset is disabled globally or the operator disabled it for the tenant. */
   /**
    * The asset a body field names (its id in any case, or its symbol) for something new (a wallet, an address-book
    * entry): 400 on `assetId` when unknown or disabled, globally or for the tenant. A body field, not the path's
@@ -91,6 +90,7 @@ export class AssetsService {
     return asset;
   }
 
+  /** 400 with `errors[field]` when the asset is disabled globally or the operator disabled it for the tenant. */
   async assertEnabledFor(tenantId: string, asset: AssetEntity, field: string): Promise<void> {
     if (!asset.enabled) {
       throw badRequest(`Asset ${asset.symbol} is disabled`, {

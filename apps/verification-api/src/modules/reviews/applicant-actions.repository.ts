@@ -8,7 +8,8 @@ import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { ReviewCompletionRepository } from './review-completion.repository';
-import { frozenBy, ReviewsRepository, TERMINAL_STATUSES } from './reviews.repository';
+import { TERMINAL_STATUSES } from '../ubos/open-children';
+import { frozenBy, ReviewsRepository } from './reviews.repository';
 import { HAS_OPEN_CHILD } from '../ubos/open-children';
 import { recordReviewEvent } from './review-events';
 

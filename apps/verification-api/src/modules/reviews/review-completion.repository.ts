@@ -17,14 +17,8 @@ import {
   verdictOf,
   withChildren,
 } from './review-rules';
-import {
-  frozenBy,
-  type LockedApplicant,
-  ReviewsRepository,
-  TERMINAL_STATUSES,
-  updateReturning,
-} from './reviews.repository';
-import { HAS_OPEN_CHILD } from '../ubos/open-children';
+import { frozenBy, type LockedApplicant, ReviewsRepository, updateReturning } from './reviews.repository';
+import { HAS_OPEN_CHILD, TERMINAL_STATUSES } from '../ubos/open-children';
 import { type ReviewActor, recordReviewEvent } from './review-events';
 
 /** A child spawned from one of a company's UBO rows; `removed` when its row is (it left the roll-up). */

@@ -53,8 +53,6 @@ export function frozenBy(
   return applicant.blocklisted ? 'blocklisted' : null;
 }
 
-export { TERMINAL_STATUSES } from '../ubos/open-children';
-
 /** Rows of an UPDATE … RETURNING (TypeORM answers `[rows, rowCount]` for UPDATE statements). */
 export async function updateReturning<T>(
   manager: EntityManager,

@@ -1,23 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { VERIFICATION_EVENTS } from '@tessera/contracts';
 import { appendToOutbox, notifyChannel } from '@tessera/platform';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { CHECKS_CHANNEL } from '../checks/checks-channel';
 import { reopenScreening } from '../checks/screening-reopen';
 import { enrollmentOpen, lockApplicantRow, lockOpenSession } from '../sessions/open-session-lock';
 import type { SdkContext } from '../sessions/session-contexts';
 import { HAS_OPEN_CHILD } from '../ubos/open-children';
 import { recordReviewEvent } from '../reviews/review-events';
+import { updateReturning } from '../reviews/reviews.repository';
 
 /** Step states that count as "the user's data is in" (anything past `pending`, except `expired`). */
 export const STEP_IN_STATES = ['submitted', 'in_review', 'completed', 'awaitingOperatorReview'];
 
 /** Rows of an UPDATE … RETURNING (TypeORM answers `[rows, rowCount]` for UPDATE statements). */
-async function updateReturning<T>(manager: EntityManager, sql: string, params: unknown[]): Promise<T[]> {
-  const [rows] = await manager.query<[T[], number]>(sql, params);
-  return rows;
-}
-
 @Injectable()
 export class SdkRepository {
   constructor(private readonly dataSource: DataSource) {}

@@ -1,15 +1,9 @@
 import { STEP_MEDIA_SLOTS } from '@tessera/contracts';
+import type { StoredUpload } from '../resources/enrollment-uploads';
 import type { SdkContext } from '../sessions/session-contexts';
 
 /** An upload the session lists on its step (decision 0447): what the page shows as done. */
-export interface SessionUpload {
-  slot: string;
-  documentType: string | null;
-  side: string | null;
-  kind: string;
-  mime: string;
-  addedAtUtc: string;
-}
+export type SessionUpload = Omit<StoredUpload, 'seq'>;
 
 /**
  * The slots of a step still open on this session that already hold an accepted upload: the latest one of
@@ -27,12 +21,5 @@ export function openStepUploads(ctx: SdkContext, kind: string): SessionUpload[] 
         slots.indexOf(a.slot) - slots.indexOf(b.slot) ||
         (a.documentType ?? '').localeCompare(b.documentType ?? ''),
     )
-    .map(({ slot, documentType, side, kind: mediaKind, mime, addedAtUtc }) => ({
-      slot,
-      documentType,
-      side,
-      kind: mediaKind,
-      mime,
-      addedAtUtc,
-    }));
+    .map(({ seq: _seq, ...upload }) => upload);
 }

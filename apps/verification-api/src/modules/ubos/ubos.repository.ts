@@ -150,19 +150,27 @@ export class UbosRepository {
       const current = await this.lockRow(manager, parentId, uboIndex);
       if (!current) return { outcome: 'not_found' };
       if (current.removed) return { outcome: 'removed' };
-      // The company's lock after the row's, the order spawn takes them in: edits are checked one at a time.
-      await lockApplicantRow(manager, parentId);
-      const refused = await refuseRow(
-        manager,
-        parentId,
-        {
-          fullName: changes.fullName ?? current.fullName,
-          dateOfBirth: changes.dateOfBirth ?? current.dateOfBirth,
-          ownershipPercent: changes.ownershipPercent ?? current.ownershipPercent,
-        },
-        current.id,
-      );
-      if (refused) return refused;
+      // Only an edit of who the row is or of its share can break a row rule (decision 0445): an email or a role
+      // is written without the company's lock, even on a company whose older rows break a rule.
+      if (
+        changes.fullName !== undefined ||
+        changes.dateOfBirth !== undefined ||
+        changes.ownershipPercent !== undefined
+      ) {
+        // The company's lock after the row's, the order spawn takes them in: edits are checked one at a time.
+        await lockApplicantRow(manager, parentId);
+        const refused = await refuseRow(
+          manager,
+          parentId,
+          {
+            fullName: changes.fullName ?? current.fullName,
+            dateOfBirth: changes.dateOfBirth ?? current.dateOfBirth,
+            ownershipPercent: changes.ownershipPercent ?? current.ownershipPercent,
+          },
+          current.id,
+        );
+        if (refused) return refused;
+      }
       const identityChanged =
         current.linkedApplicantId !== null &&
         ((changes.fullName !== undefined && changes.fullName !== current.fullName) ||

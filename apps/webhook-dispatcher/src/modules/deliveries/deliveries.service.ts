@@ -187,7 +187,6 @@ export class DeliveriesService implements OnModuleDestroy {
       this.metrics.outboxLag.observe((attemptedAt.getTime() - new Date(claimed.occurredAt).getTime()) / 1000);
     let result;
     let refused = false;
-    let handBack = false;
     if (!endpoint) {
       refused = true;
       result = {
@@ -211,10 +210,9 @@ export class DeliveriesService implements OnModuleDestroy {
         headers['user-agent'] = 'Tessera-Webhooks/1.0';
         // No request of this claim may run past its lease: another worker would then take the delivery over
         // and POST it beside this one (decision 0452). When the wait for a request permit and DNS left too
-        // little of it, the claim goes back, due now, and nothing is sent.
+        // little of it, the claim goes back, due now, and nothing is sent (`result` stays unset).
         const budget = claimed.leaseDeadline - this.leaseMarginMs - Date.now();
-        if (budget < Math.min(this.env.WEBHOOK_TIMEOUT_MS, this.env.WEBHOOK_LEASE_MS / 2)) handBack = true;
-        else
+        if (budget >= Math.min(this.env.WEBHOOK_TIMEOUT_MS, this.env.WEBHOOK_LEASE_MS / 2))
           result = await this.sender.post(
             target,
             headers,
@@ -237,7 +235,7 @@ export class DeliveriesService implements OnModuleDestroy {
       }
     }
     sent?.();
-    if (handBack || !result) {
+    if (!result) {
       await this.deliveries.release(claimed);
       this.logger.warn(
         { deliveryId: claimed.id },

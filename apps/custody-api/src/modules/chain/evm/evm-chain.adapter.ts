@@ -193,17 +193,7 @@ export class EvmChainAdapter implements ChainAdapter {
     prior: SendIntent,
     isToken: boolean,
   ): Promise<BroadcastResult | undefined> {
-    let known = await this.rpc.knows(prior.txHash);
-    if (!known) {
-      try {
-        await this.rpc.sendRaw(prior.rawTx);
-        known = true;
-      } catch (err) {
-        if (!(err instanceof NodeRejectedError)) throw err;
-        known = await this.rpc.knows(prior.txHash);
-      }
-    }
-    if (!known) {
+    if (!(await this.rpc.holdsOrTakes(prior.txHash, prior.rawTx))) {
       this.logger.warn(
         { transactionId: t.id, txHash: prior.txHash, nonce: prior.nonce, from: sender.address },
         'an unrecorded earlier send is not on the chain; signing afresh',
@@ -376,16 +366,7 @@ export class EvmChainAdapter implements ChainAdapter {
       this.repository.gasTopUpIntents(manager, chainId, station),
     );
     for (const intent of intents) {
-      let known = await this.rpc.knows(intent.txHash);
-      if (!known) {
-        try {
-          await this.rpc.sendRaw(intent.rawTx);
-          known = true;
-        } catch (err) {
-          if (!(err instanceof NodeRejectedError)) throw err;
-          known = await this.rpc.knows(intent.txHash);
-        }
-      }
+      const known = await this.rpc.holdsOrTakes(intent.txHash, intent.rawTx);
       const log = { station, to: intent.toAddress, txHash: intent.txHash, nonce: intent.nonce };
       if (known) {
         this.logger.warn(log, 'recording an earlier gas top-up the node had accepted');

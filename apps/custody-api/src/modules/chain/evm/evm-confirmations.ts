@@ -290,18 +290,8 @@ export class EvmConfirmations {
     const { rpc } = this.evm;
     const intent = await this.repository.sendIntent(this.repository.db.manager, o.transactionId);
     if (!intent) return o;
-    let known = await rpc.knows(intent.txHash);
-    if (!known) {
-      try {
-        await rpc.sendRaw(intent.rawTx);
-        known = true;
-      } catch (err) {
-        if (!(err instanceof NodeRejectedError)) throw err;
-        known = await rpc.knows(intent.txHash);
-      }
-    }
     const log = { transactionId: o.transactionId, txHash: intent.txHash, nonce: intent.nonce };
-    if (!known) {
+    if (!(await rpc.holdsOrTakes(intent.txHash, intent.rawTx))) {
       this.logger.warn(log, 'an unrecorded fee-bump replacement is not on the chain; dropped');
       await this.repository.dropSendIntent(o.transactionId);
       return o;

@@ -204,6 +204,22 @@ export class EvmRpc {
     }
   }
 
+  /**
+   * Whether a transaction signed earlier and maybe never sent (a send intent) is with the node: it has the hash
+   * (pending or mined), or takes the same bytes again now. False: the node refuses it and does not have it (its
+   * nonce went to another transaction, or the sender can no longer pay), so it never left through this node.
+   */
+  async holdsOrTakes(hash: string, raw: `0x${string}`): Promise<boolean> {
+    if (await this.knows(hash)) return true;
+    try {
+      await this.sendRaw(raw);
+      return true;
+    } catch (err) {
+      if (!(err instanceof NodeRejectedError)) throw err;
+      return this.knows(hash);
+    }
+  }
+
   /** The account's next nonce counting its pending transactions. */
   pendingNonce(address: string): Promise<number> {
     return this.client.getTransactionCount({ address: address as `0x${string}`, blockTag: 'pending' });
