@@ -44,19 +44,7 @@ pnpm --filter @tessera/custody-api test:run-on 2>&1 | tee -a "$log_file"
 run_on_status=${PIPESTATUS[0]}
 set -e
 
-# One closing line for every runner together.
-node -e '
-  const text = require("fs").readFileSync(process.argv[1], "utf8");
-  let passed = 0, failed = 0;
-  for (const m of text.matchAll(/Tests:\s+(?:(\d+) failed, )?(?:\d+ skipped, )?(?:(\d+) passed, )?\d+ total/g)) {
-    failed += Number(m[1] ?? 0); passed += Number(m[2] ?? 0);
-  }
-  for (const m of text.matchAll(/^# pass (\d+)$/gm)) passed += Number(m[1]);
-  for (const m of text.matchAll(/^# fail (\d+)$/gm)) failed += Number(m[1]);
-  console.log(`\ntests: ${passed} passed, ${failed} failed`);
-  // The failures by name, last, where a truncated CI log still shows them (Jest and node --test).
-  const names = [...text.matchAll(/^(?:\S+:test: )?\s*(● .+ › .+|FAIL .+|not ok \d+ - .+)$/gm)].map((m) => m[1].trim());
-  for (const name of [...new Set(names)]) console.log(`  failed: ${name}`);
-' "$log_file"
+# One count for every runner together, then each failure with the first lines of its reason.
+node scripts/lib/test-summary.mjs "$log_file"
 rm -f "$log_file"
 [ "$status" = 0 ] && [ "$node_status" = 0 ] && [ "$chaos_status" = 0 ] && [ "$run_on_status" = 0 ]
