@@ -255,28 +255,32 @@ export function App() {
       <header class="bar">
         <span class="brand">{t('appTitle')}</span>
         <div class="prefs">
-          <label for="pref-lang">{t('language')}</label>
-          <select
-            id="pref-lang"
-            value={lang}
-            onInput={(e) => setLang((e.currentTarget as HTMLSelectElement).value as Lang)}
-          >
-            {(Object.keys(LANGUAGES) as Lang[]).map((code) => (
-              <option key={code} value={code} lang={code}>
-                {LANGUAGE_NAMES[code]}
-              </option>
-            ))}
-          </select>
-          <label for="pref-theme">{t('theme')}</label>
-          <select
-            id="pref-theme"
-            value={theme}
-            onInput={(e) => setTheme((e.currentTarget as HTMLSelectElement).value as ThemeChoice)}
-          >
-            <option value="light">{t('themeLight')}</option>
-            <option value="dark">{t('themeDark')}</option>
-            <option value="system">{t('themeSystem')}</option>
-          </select>
+          <div class="pref">
+            <label for="pref-lang">{t('language')}</label>
+            <select
+              id="pref-lang"
+              value={lang}
+              onInput={(e) => setLang((e.currentTarget as HTMLSelectElement).value as Lang)}
+            >
+              {(Object.keys(LANGUAGES) as Lang[]).map((code) => (
+                <option key={code} value={code} lang={code}>
+                  {LANGUAGE_NAMES[code]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="pref">
+            <label for="pref-theme">{t('theme')}</label>
+            <select
+              id="pref-theme"
+              value={theme}
+              onInput={(e) => setTheme((e.currentTarget as HTMLSelectElement).value as ThemeChoice)}
+            >
+              <option value="light">{t('themeLight')}</option>
+              <option value="dark">{t('themeDark')}</option>
+              <option value="system">{t('themeSystem')}</option>
+            </select>
+          </div>
         </div>
       </header>
       <main id="main" data-phase={phase.name}>
