@@ -51,6 +51,8 @@ const shortCodeFromPath = () => location.pathname.split('/').filter(Boolean)[1] 
 export function App() {
   const [lang, setLang] = useState<Lang>(pickLanguage(null, navigator.languages ?? [navigator.language]));
   const [theme, setTheme] = useState<ThemeChoice>('system');
+  /** The user switched the language: the status region says so, in the new language. */
+  const [switched, setSwitched] = useState(false);
   const [phase, setPhase] = useState<Phase>({ name: 'loading' });
   const [session, setSession] = useState<Session>();
   /**
@@ -255,29 +257,39 @@ export function App() {
       <header class="bar">
         <span class="brand">{t('appTitle')}</span>
         <div class="prefs">
-          <label for="pref-lang">{t('language')}</label>
-          <select
-            id="pref-lang"
-            value={lang}
-            onInput={(e) => setLang((e.currentTarget as HTMLSelectElement).value as Lang)}
-          >
-            {(Object.keys(LANGUAGES) as Lang[]).map((code) => (
-              <option key={code} value={code} lang={code}>
-                {LANGUAGE_NAMES[code]}
-              </option>
-            ))}
-          </select>
-          <label for="pref-theme">{t('theme')}</label>
-          <select
-            id="pref-theme"
-            value={theme}
-            onInput={(e) => setTheme((e.currentTarget as HTMLSelectElement).value as ThemeChoice)}
-          >
-            <option value="light">{t('themeLight')}</option>
-            <option value="dark">{t('themeDark')}</option>
-            <option value="system">{t('themeSystem')}</option>
-          </select>
+          <div class="pref">
+            <label for="pref-lang">{t('language')}</label>
+            <select
+              id="pref-lang"
+              value={lang}
+              onInput={(e) => {
+                setLang((e.currentTarget as HTMLSelectElement).value as Lang);
+                setSwitched(true);
+              }}
+            >
+              {(Object.keys(LANGUAGES) as Lang[]).map((code) => (
+                <option key={code} value={code} lang={code}>
+                  {LANGUAGE_NAMES[code]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="pref">
+            <label for="pref-theme">{t('theme')}</label>
+            <select
+              id="pref-theme"
+              value={theme}
+              onInput={(e) => setTheme((e.currentTarget as HTMLSelectElement).value as ThemeChoice)}
+            >
+              <option value="light">{t('themeLight')}</option>
+              <option value="dark">{t('themeDark')}</option>
+              <option value="system">{t('themeSystem')}</option>
+            </select>
+          </div>
         </div>
+        <p class="visually-hidden" role="status" id="lang-status" lang={lang}>
+          {switched ? t('languageChanged') : ''}
+        </p>
       </header>
       <main id="main" data-phase={phase.name}>
         {body}
@@ -526,6 +538,7 @@ function StepScreen(props: StepProps) {
             types={IMAGE_TYPES}
             capture="environment"
             fields={{ documentType, side: 'front' }}
+            distinct={twoSided}
             uploaded={side('document_front')}
             onUploaded={uploaded('document_front')}
             onFatal={onFatal}
@@ -540,6 +553,7 @@ function StepScreen(props: StepProps) {
               types={IMAGE_TYPES}
               capture="environment"
               fields={{ documentType, side: 'back' }}
+              distinct
               uploaded={side('document_back')}
               onUploaded={uploaded('document_back')}
               onFatal={onFatal}
@@ -633,6 +647,7 @@ function StepScreen(props: StepProps) {
               slot="company_doc"
               types={[...PDF_TYPES, ...IMAGE_TYPES]}
               fields={{ documentType: d }}
+              distinct={docs.length > 1}
               uploaded={uploads[d]}
               onUploaded={uploaded(d)}
               onFatal={onFatal}

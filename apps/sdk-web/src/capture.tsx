@@ -62,6 +62,11 @@ interface UploadSlotProps {
   /** A 401 during the upload: the session is over. */
   onFatal: (error: unknown) => void;
   disabled?: boolean;
+  /**
+   * Several slots on the screen: the buttons' names end with the slot's label ("Take a photo (Front side)"),
+   * so that each is told apart where a screen reader lists the buttons without their fieldset's legend.
+   */
+  distinct?: boolean;
 }
 
 /**
@@ -83,6 +88,7 @@ export function UploadSlot({
   onUploaded,
   onFatal,
   disabled,
+  distinct,
 }: UploadSlotProps) {
   const [preview, setPreview] = useState<{ url: string; kind: PreviewKind; name: string }>();
   const [state, setState] = useState<'idle' | 'uploading' | 'done'>(uploaded ? 'done' : 'idle');
@@ -119,6 +125,15 @@ export function UploadSlot({
   };
 
   const accept = types.join(',');
+  const named = (action: string) =>
+    distinct ? (
+      <>
+        {action}
+        <span class="visually-hidden">{` (${label})`}</span>
+      </>
+    ) : (
+      action
+    );
   const held = state === 'done';
   return (
     <fieldset class="capture" aria-describedby={`${id}-status ${id}-error`}>
@@ -126,7 +141,7 @@ export function UploadSlot({
       <div class="capture-buttons">
         {capture ? (
           <label class="button" for={`${id}-camera`}>
-            {held ? t('takeNewPhoto') : t('takePhoto')}
+            {named(held ? t('takeNewPhoto') : t('takePhoto'))}
           </label>
         ) : null}
         {capture ? (
@@ -141,7 +156,7 @@ export function UploadSlot({
           />
         ) : null}
         <label class="button" for={`${id}-file`}>
-          {held ? t('replaceFile') : t('chooseFile')}
+          {named(held ? t('replaceFile') : t('chooseFile'))}
         </label>
         <input
           class="visually-hidden"

@@ -1,12 +1,12 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
 
 /**
- * What the hosted page's browser suites share (sdk-page, sdk-page-a11y, sdk-page-reload): Debian's chromium
+ * What the hosted page's browser suites share (sdk-page, sdk-page-a11y, sdk-page-reflow, sdk-page-reload): Debian's chromium
  * through playwright-core, the real app and media-store listening on loopback, and verification links.
  */
 
@@ -80,4 +80,33 @@ export function linkMaker(prefix: string) {
       enrollmentId: res.body.enrollmentId as string,
     };
   };
+}
+
+/** WCAG 2.0/2.1 A and AA, 2.2's AA (target size) and axe's best practices: the tags of decision 0450. */
+export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
+
+export interface AxeViolation {
+  id: string;
+  impact: string;
+  help: string;
+  /** Each element found: its selector and axe's failure summary. */
+  nodes: string[];
+}
+
+/**
+ * axe-core's violations of `AXE_TAGS` on the page as it is now. axe goes in through the DevTools protocol
+ * (page.evaluate), so the page's CSP (script-src 'self', nothing inline) stays in force.
+ */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate('document.fonts.ready');
+  if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) {
+    await page.evaluate(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'));
+  }
+  const options = JSON.stringify({ runOnly: { type: 'tag', values: AXE_TAGS }, resultTypes: ['violations'] });
+  return page.evaluate<AxeViolation[]>(
+    `axe.run(document, ${options}).then((r) => r.violations.map((v) => ({
+      id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map((n) => n.target.join(' ') + ' | ' + (n.failureSummary || '').replace(/\\s+/g, ' ')),
+    })))`,
+  );
 }

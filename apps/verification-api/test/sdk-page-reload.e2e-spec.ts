@@ -107,7 +107,8 @@ describe('hosted page: a reload keeps the uploads of the step in progress', () =
     await expect(page.getByLabel('ID card').isChecked()).resolves.toBe(true);
     await expect(text(page, '#doc-front-status')).resolves.toBe('✓ Uploaded');
     await expect(text(page, '#doc-back-status')).resolves.toBe('✓ Uploaded');
-    await expect(text(page, 'label[for=doc-front-file]')).resolves.toBe('Replace');
+    // "Replace", and for screen readers which side (two capture slots on the screen, decision 0459).
+    await expect(text(page, 'label[for=doc-front-file]')).resolves.toBe('Replace (Front side)');
     await expect(page.getByText('You uploaded this earlier. Continue, or replace it.').count()).resolves.toBe(
       2,
     );

@@ -640,7 +640,9 @@ describe('hosted page', () => {
     await settle(retry, 'rejected', ['rejected', 'RED', 'RETRY']);
     const retried = await open(context, retry.url);
     await expect(heading(retried.page).textContent()).resolves.toBe('Your verification needs another try');
-    await expect(retried.page.getByRole('status').textContent()).resolves.toContain('send you a new link');
+    await expect(retried.page.locator('main').getByRole('status').textContent()).resolves.toContain(
+      'send you a new link',
+    );
     expect(retried.page.url()).toBe(retry.url);
     await shot(retried.page, '17-retry');
 
