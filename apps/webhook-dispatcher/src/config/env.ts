@@ -27,10 +27,16 @@ export const envSchema = baseEnvSchema.extend({
   /** A claimed delivery is taken over by another worker when its claim is this old. */
   WEBHOOK_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
   /**
-   * Requests to receivers in flight at once per process (and the poller's batch size); up to twice as many
+   * Requests to receivers in flight at once per process (and the poller's deliveries in flight); up to twice as many
    * deliveries may be claimed, so the next claims are committed while these requests run.
    */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(64),
+  /**
+   * The poller's deliveries (retries, re-queues, takeovers) to one endpoint in flight at once per process. Unset:
+   * a quarter of WEBHOOK_CONCURRENCY (at least 1), so a slow receiver's backlog leaves the other slots to the
+   * others (decision 0455).
+   */
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   /**
    * webhook.events jobs taken at once per process (each holds up to 100 events; decision 0402). Unset:
    * min(WEBHOOK_CONCURRENCY, 16), and at least ceil(2 × WEBHOOK_CONCURRENCY / 100) + 1 — enough small jobs of a
@@ -61,6 +67,10 @@ export const jobConcurrency = (env: Env): number =>
     Math.min(env.WEBHOOK_CONCURRENCY, 16),
     Math.ceil((2 * env.WEBHOOK_CONCURRENCY) / WEBHOOK_EVENTS_PER_JOB) + 1,
   );
+
+/** The poller's deliveries to one endpoint in flight at once (WEBHOOK_ENDPOINT_CONCURRENCY, or its default). */
+export const endpointConcurrency = (env: Env): number =>
+  env.WEBHOOK_ENDPOINT_CONCURRENCY ?? Math.max(1, Math.ceil(env.WEBHOOK_CONCURRENCY / 4));
 
 /** The only reader of process.env in this app. */
 export const loadEnv = (env: Record<string, string | undefined> = process.env): Env =>

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import { WebhookEndpointEntity } from './entities/webhook-endpoint.entity';
 
 /** A PUT keeps the stored secret: same URL, a secret, and that secret acknowledged (decision 0448). */
@@ -16,6 +16,10 @@ export class EndpointsRepository {
 
   findById(id: string): Promise<WebhookEndpointEntity | null> {
     return this.dataSource.getRepository(WebhookEndpointEntity).findOneBy({ id });
+  }
+
+  findByIds(ids: string[]): Promise<WebhookEndpointEntity[]> {
+    return this.dataSource.getRepository(WebhookEndpointEntity).findBy({ id: In(ids) });
   }
 
   /**
