@@ -12,7 +12,7 @@ import {
 } from '@tessera/contracts';
 import { APP_CONFIG, badRequest, conflict, notFound, timeOrderedId } from '@tessera/platform';
 import type { z } from 'zod';
-import { endpointConcurrency, type Env } from '../../config/env';
+import { endpointConcurrency, type Env, leaseMarginMs } from '../../config/env';
 import { type ActiveEndpoint, EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveriesRepository, type ClaimedDelivery } from './deliveries.repository';
 import { EgressGuard, TargetRefusedError } from './egress-guard';
@@ -83,7 +83,7 @@ export class DeliveriesService implements OnModuleDestroy {
   ) {
     this.claims = new Permits(2 * env.WEBHOOK_CONCURRENCY);
     this.requests = new Permits(env.WEBHOOK_CONCURRENCY);
-    this.leaseMarginMs = Math.min(1000, env.WEBHOOK_LEASE_MS / 10);
+    this.leaseMarginMs = leaseMarginMs(env.WEBHOOK_LEASE_MS);
     this.sender = new HttpSender({
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       responseBodyLimit: env.WEBHOOK_RESPONSE_BODY_LIMIT,
