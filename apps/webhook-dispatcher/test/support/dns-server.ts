@@ -65,10 +65,7 @@ export class TestDnsServer {
       record.writeUInt16BE(data.length, 10);
       return Buffer.concat([record, data]);
     });
-    const reply = Buffer.concat([header, question, ...records]);
-    const send = () => this.socket.send(reply, port, host);
-    if (found && entry.delayMs) setTimeout(send, entry.delayMs);
-    else send();
+    this.socket.send(Buffer.concat([header, question, ...records]), port, host);
   }
 
   async stop(): Promise<void> {
