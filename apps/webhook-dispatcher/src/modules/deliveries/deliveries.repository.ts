@@ -418,14 +418,14 @@ export class DeliveriesRepository {
    * cycle due at once if it failed (RECORD_BATCH), so no second request runs beside it (decision 0452).
    */
   async requeue(tenantId: string, source: string, id: string): Promise<WebhookDeliveryEntity | null> {
-    const rows: { id: string }[][] = await this.dataSource.query(
+    const updated = await this.prepared<{ id: string }>(
+      'webhooks_requeue',
       `UPDATE webhook_deliveries SET status = 'pending', attempt_base = attempt_count,
          next_attempt_at = CASE WHEN claimed_until > now() THEN next_attempt_at ELSE now() END
        WHERE id = $1 AND tenant_id = $2 AND source = $3 AND status IN ('failed', 'dead')
        RETURNING id`,
       [id, tenantId, source],
     );
-    const updated = Array.isArray(rows[0]) ? rows[0] : rows;
     return updated.length > 0 ? this.find(tenantId, source, id) : null;
   }
 
