@@ -60,6 +60,8 @@ beforeAll(async () => {
     WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
     WEBHOOK_CA_FILE: cert.certFile,
     WEBHOOK_LEASE_MS: '2000',
+    // A request fits inside the short lease (the dispatcher refuses to boot otherwise, decision 0452).
+    WEBHOOK_TIMEOUT_MS: '1500',
     WEBHOOK_POLL_MS: '200',
     WEBHOOK_TIME_SCALE: '0.01',
   };

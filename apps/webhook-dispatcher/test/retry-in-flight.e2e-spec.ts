@@ -52,7 +52,7 @@ it("a failed last attempt of a cycle does not write 'dead' over a re-queue made 
     [id],
   );
   const repository = app.get(DeliveriesRepository);
-  const [claimed] = await repository.claimDue(10, 30_000);
+  const [claimed] = await repository.claimDue(10, 30_000, 10, new Map());
   expect(claimed).toMatchObject({ id, attemptCount: 4, attemptBase: 0 });
 
   // The partner retries while that attempt is in flight: a fresh cycle, due now.

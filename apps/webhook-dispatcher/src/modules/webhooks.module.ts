@@ -6,7 +6,7 @@ import type { Env } from '../config/env';
 import { DeliveriesPoller } from './deliveries/deliveries.poller';
 import { DeliveriesRepository } from './deliveries/deliveries.repository';
 import { DeliveriesService } from './deliveries/deliveries.service';
-import { EgressGuard, type HostResolver, parseCidrList, systemResolver } from './deliveries/egress-guard';
+import { dnsResolver, EgressGuard, type HostResolver, parseCidrList } from './deliveries/egress-guard';
 import { WebhookMetrics } from './deliveries/webhook-metrics';
 import { EndpointsRepository } from './endpoints/endpoints.repository';
 import { EndpointsService } from './endpoints/endpoints.service';
@@ -39,7 +39,7 @@ export class WebhooksModule {
               );
             }
             return new EgressGuard(
-              opts.resolver ?? systemResolver,
+              opts.resolver ?? dnsResolver(),
               parseCidrList(env.WEBHOOK_ALLOW_PRIVATE_TARGETS),
             );
           },

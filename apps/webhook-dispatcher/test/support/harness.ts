@@ -10,11 +10,12 @@ import {
   type SchemaMigrator,
   type TestEnvironment,
 } from '@tessera/testing';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { z } from 'zod';
 import { AppModule } from '../../src/app.module';
 import { loadEnv } from '../../src/config/env';
 import { databaseOptions } from '../../src/database/database';
+import { envelope } from '../../src/modules/deliveries/deliveries.service';
 import type { HostResolver } from '../../src/modules/deliveries/egress-guard';
 import { HttpsReceiver, makeCertificate } from './https-receiver';
 import { testResolver } from './resolver';
@@ -97,4 +98,38 @@ export async function planWithoutSeqScan(db: DataSource, sql: string): Promise<s
     return m.query(`EXPLAIN ${sql}`);
   });
   return JSON.stringify(plan);
+}
+
+/**
+ * Writes `count` deliveries of one endpoint as a failed first attempt leaves them (pending, due `agoMs` ago), in
+ * one statement, so only the poller attempts them; answers their event ids.
+ */
+export async function insertDue(
+  db: Pick<DataSource, 'query'> | Pick<EntityManager, 'query'>,
+  endpoint: { endpointId: string; tenantId: string },
+  count: number,
+  agoMs = 0,
+): Promise<string[]> {
+  const rows = Array.from({ length: count }, () => {
+    const eventId = randomUUID();
+    const occurredAt = new Date().toISOString();
+    const payload = envelope({
+      eventType: 'wallet.created',
+      entityType: 'wallet',
+      entityId: eventId,
+      occurredAt,
+      data: { walletId: eventId },
+    });
+    return { event_id: eventId, entity_id: eventId, payload, occurred_at: occurredAt };
+  });
+  await db.query(
+    `INSERT INTO webhook_deliveries
+       (event_id, endpoint_id, tenant_id, source, event_type, entity_type, entity_id, payload, occurred_at,
+        status, next_attempt_at)
+     SELECT event_id, $2, $3, 'custody', 'wallet.created', 'wallet', entity_id, payload, occurred_at,
+            'pending', now() - make_interval(secs => $4::float8 / 1000)
+       FROM jsonb_to_recordset($1::jsonb) AS x(event_id uuid, entity_id text, payload text, occurred_at timestamptz)`,
+    [JSON.stringify(rows), endpoint.endpointId, endpoint.tenantId, agoMs],
+  );
+  return rows.map((r) => r.event_id);
 }

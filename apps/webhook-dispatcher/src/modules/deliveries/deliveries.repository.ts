@@ -164,6 +164,26 @@ WITH input AS (
 )
 SELECT i FROM d`;
 
+/**
+ * The poller's claim (DeliveriesRepository.claimDue): $1 limit, $2 lease, $3 per-endpoint cap, $4 endpoints at
+ * the cap, $5 candidate window, $6/$7 endpoints below the cap and how many of theirs are in flight.
+ */
+const CLAIM_DUE = `
+UPDATE webhook_deliveries SET next_attempt_at = ${leaseEnd('$2::float8')}, claimed_until = ${leaseEnd('$2::float8')}
+ WHERE id IN (
+   SELECT id FROM (
+     SELECT c.id, c.next_attempt_at,
+            row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) + coalesce(b.busy, 0) AS n
+       FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+              WHERE status IN ('pending', 'failed') AND next_attempt_at <= now()
+                AND endpoint_id <> ALL ($4::uuid[])
+              ORDER BY next_attempt_at LIMIT $5 FOR UPDATE SKIP LOCKED) c
+       LEFT JOIN unnest($6::uuid[], $7::int[]) AS b(endpoint_id, busy) ON b.endpoint_id = c.endpoint_id
+   ) ranked
+   WHERE n <= $3
+   ORDER BY next_attempt_at LIMIT $1)
+RETURNING ${CLAIMED_COLUMNS}`;
+
 /** Postgres text cannot hold NUL: a receiver's reply (or an error naming it) keeps the rest of its text. */
 const storable = (text: string | null): string | null =>
   text === null ? null : text.replace(/\0/g, '\uFFFD');
@@ -261,25 +281,37 @@ export class DeliveriesRepository {
     });
   }
 
-  /** Claims due deliveries (retries, re-queues, and claims whose worker died) with SKIP LOCKED. */
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  /**
+   * Claims due deliveries (retries, re-queues, and claims whose worker died) with SKIP LOCKED, oldest due first:
+   * at most `limit`, and at most `perEndpoint` of one endpoint counting the `busy` ones the caller already has in
+   * flight (decision 0455). A saturated endpoint's rows are skipped in the scan, so a slow receiver's backlog
+   * does not fill the claim; the others' are taken from a window of `4 × limit` due rows.
+   */
+  async claimDue(
+    limit: number,
+    leaseMs: number,
+    perEndpoint: number,
+    busy: ReadonlyMap<string, number>,
+  ): Promise<ClaimedDelivery[]> {
+    const saturated = [...busy].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
+    const partial = [...busy].filter(([, n]) => n < perEndpoint);
     const sentAt = Date.now();
-    return this.dataSource
-      .query(
-        `UPDATE webhook_deliveries SET next_attempt_at = ${leaseEnd('$2::float8')}, claimed_until = ${leaseEnd('$2::float8')}
-       WHERE id IN (
-         SELECT id FROM webhook_deliveries
-         WHERE status IN ('pending', 'failed') AND next_attempt_at <= now()
-         ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       RETURNING ${CLAIMED_COLUMNS}`,
-        [limit, leaseMs],
-      )
-      .then((r: [ClaimedDelivery[], number] | ClaimedDelivery[]) =>
-        (Array.isArray(r[0]) ? (r[0] as ClaimedDelivery[]) : (r as ClaimedDelivery[])).map((c) => {
-          c.leaseDeadline = sentAt + leaseMs;
-          return c;
-        }),
-      );
+    const rows: ClaimedDelivery[] = await this.prepared('webhooks_claim_due', CLAIM_DUE, [
+      limit,
+      leaseMs,
+      perEndpoint,
+      saturated,
+      4 * limit,
+      partial.map(([id]) => id),
+      partial.map(([, n]) => n),
+    ]);
+    for (const c of rows) {
+      // Set on the row object, not spread into a copy (decision 0422).
+      c.occurredAt = new Date(c.occurredAt);
+      c.claimedUntil = new Date(c.claimedUntil);
+      c.leaseDeadline = sentAt + leaseMs;
+    }
+    return rows;
   }
 
   /**
@@ -386,14 +418,14 @@ export class DeliveriesRepository {
    * cycle due at once if it failed (RECORD_BATCH), so no second request runs beside it (decision 0452).
    */
   async requeue(tenantId: string, source: string, id: string): Promise<WebhookDeliveryEntity | null> {
-    const rows: { id: string }[][] = await this.dataSource.query(
+    const updated = await this.prepared<{ id: string }>(
+      'webhooks_requeue',
       `UPDATE webhook_deliveries SET status = 'pending', attempt_base = attempt_count,
          next_attempt_at = CASE WHEN claimed_until > now() THEN next_attempt_at ELSE now() END
        WHERE id = $1 AND tenant_id = $2 AND source = $3 AND status IN ('failed', 'dead')
        RETURNING id`,
       [id, tenantId, source],
     );
-    const updated = Array.isArray(rows[0]) ? rows[0] : rows;
     return updated.length > 0 ? this.find(tenantId, source, id) : null;
   }
 

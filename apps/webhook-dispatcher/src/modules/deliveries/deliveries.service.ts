@@ -12,7 +12,7 @@ import {
 } from '@tessera/contracts';
 import { APP_CONFIG, badRequest, conflict, notFound, timeOrderedId } from '@tessera/platform';
 import type { z } from 'zod';
-import type { Env } from '../../config/env';
+import { endpointConcurrency, type Env, leaseMarginMs } from '../../config/env';
 import { type ActiveEndpoint, EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveriesRepository, type ClaimedDelivery } from './deliveries.repository';
 import { EgressGuard, TargetRefusedError } from './egress-guard';
@@ -83,7 +83,7 @@ export class DeliveriesService implements OnModuleDestroy {
   ) {
     this.claims = new Permits(2 * env.WEBHOOK_CONCURRENCY);
     this.requests = new Permits(env.WEBHOOK_CONCURRENCY);
-    this.leaseMarginMs = Math.min(1000, env.WEBHOOK_LEASE_MS / 10);
+    this.leaseMarginMs = leaseMarginMs(env.WEBHOOK_LEASE_MS);
     this.sender = new HttpSender({
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
       responseBodyLimit: env.WEBHOOK_RESPONSE_BODY_LIMIT,
@@ -151,16 +151,28 @@ export class DeliveriesService implements OnModuleDestroy {
     return counts;
   }
 
-  /** Due retries and abandoned claims; returns how many were attempted. */
-  async pollOnce(): Promise<number> {
-    const batch = await this.deliveries.claimDue(this.env.WEBHOOK_CONCURRENCY, this.env.WEBHOOK_LEASE_MS);
-    await Promise.all(
-      batch.map(async (claimed) => {
-        const endpoint = await this.endpoints.activeById(claimed.endpointId);
-        await this.attempt(claimed, endpoint);
-      }),
+  /**
+   * The poller's claim: due retries, re-queues and abandoned claims, at most `limit`, and at most
+   * WEBHOOK_ENDPOINT_CONCURRENCY of one endpoint counting the `busy` ones already in flight here (decision 0455).
+   * Each endpoint of the claim is read, and its secret opened, once. Answers each claimed delivery's endpoint and
+   * its attempt, started at once: each settles when its own attempt is recorded, whatever the others do.
+   */
+  async claimDue(
+    limit: number,
+    busy: ReadonlyMap<string, number>,
+  ): Promise<{ endpointId: string; attempt: Promise<DeliveryStatus> }[]> {
+    const batch = await this.deliveries.claimDue(
+      limit,
+      this.env.WEBHOOK_LEASE_MS,
+      endpointConcurrency(this.env),
+      busy,
     );
-    return batch.length;
+    if (batch.length === 0) return [];
+    const endpoints = await this.endpoints.activeByIds([...new Set(batch.map((c) => c.endpointId))]);
+    return batch.map((claimed) => ({
+      endpointId: claimed.endpointId,
+      attempt: this.attempt(claimed, endpoints.get(claimed.endpointId) ?? null),
+    }));
   }
 
   private retryDelayMs(failedAttemptsInCycle: number): number {

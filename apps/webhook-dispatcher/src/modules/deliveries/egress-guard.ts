@@ -1,4 +1,4 @@
-import { lookup } from 'node:dns/promises';
+import { Resolver } from 'node:dns/promises';
 import { BlockList } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -10,13 +10,40 @@ export interface ResolvedAddress {
 /** Resolves a hostname to every address; injected so tests can simulate DNS (rebinding included). */
 export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: HostResolver = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((a) => ({
-    address: a.address,
-    family: a.family === 6 ? 6 : 4,
-  }));
+/** A name with no record of one family (or no name at all) answers no address of it; other errors throw. */
+const orNone = (answer: Promise<string[]>): Promise<string[]> =>
+  answer.catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENODATA' || err.code === 'ENOTFOUND') return [];
+    throw err;
+  });
 
-export const WEBHOOK_RESOLVER = Symbol('WEBHOOK_RESOLVER');
+/**
+ * Resolves receiver hosts with c-ares (A and AAAA queries on its own sockets, `dns.Resolver`), never with
+ * `dns.lookup`: getaddrinfo runs on libuv's threadpool (4 threads, shared with crypto and fs), and a slow DNS
+ * server held a thread for as long as the system resolver waited, however short the guard's timeout (decision
+ * 0456). Each query gives up after `timeoutMs` per try; the guard's own timeout bounds the whole lookup.
+ * `localhost` names answer loopback without a query (RFC 6761); other /etc/hosts entries are not read.
+ * `servers` (host:port) replaces the system's DNS servers (/etc/resolv.conf): tests run their own.
+ */
+export function dnsResolver(
+  opts: { servers?: string[]; timeoutMs?: number; tries?: number } = {},
+): HostResolver {
+  const resolver = new Resolver({ timeout: opts.timeoutMs ?? 1000, tries: opts.tries ?? 2 });
+  if (opts.servers) resolver.setServers(opts.servers);
+  return async (hostname) => {
+    const name = hostname.toLowerCase().replace(/\.$/, '');
+    if (name === 'localhost' || name.endsWith('.localhost'))
+      return [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ];
+    const [v4, v6] = await Promise.all([orNone(resolver.resolve4(name)), orNone(resolver.resolve6(name))]);
+    return [
+      ...v4.map((address) => ({ address, family: 4 as const })),
+      ...v6.map((address) => ({ address, family: 6 as const })),
+    ];
+  };
+}
 
 /** A URL or address that fails the webhook egress rules. */
 export class TargetRefusedError extends Error {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { type PreparedQuery, preparedQuery } from '@tessera/platform';
+import { DataSource, In } from 'typeorm';
 import { WebhookEndpointEntity } from './entities/webhook-endpoint.entity';
 
 /** A PUT keeps the stored secret: same URL, a secret, and that secret acknowledged (decision 0448). */
@@ -8,7 +9,11 @@ const KEEPS_SECRET = `webhook_endpoints.url = EXCLUDED.url AND webhook_endpoints
 
 @Injectable()
 export class EndpointsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly prepared: PreparedQuery;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.prepared = preparedQuery(dataSource);
+  }
 
   find(tenantId: string, source: string): Promise<WebhookEndpointEntity | null> {
     return this.dataSource.getRepository(WebhookEndpointEntity).findOneBy({ tenantId, source });
@@ -16,6 +21,10 @@ export class EndpointsRepository {
 
   findById(id: string): Promise<WebhookEndpointEntity | null> {
     return this.dataSource.getRepository(WebhookEndpointEntity).findOneBy({ id });
+  }
+
+  findByIds(ids: string[]): Promise<WebhookEndpointEntity[]> {
+    return this.dataSource.getRepository(WebhookEndpointEntity).findBy({ id: In(ids) });
   }
 
   /**
@@ -58,11 +67,12 @@ export class EndpointsRepository {
    * repeat PUT with the same URL keeps it. False when a later PUT replaced it. Idempotent.
    */
   async acknowledge(tenantId: string, source: string, putId: string): Promise<boolean> {
-    const rows: unknown[][] = await this.dataSource.query(
+    const rows = await this.prepared<{ id: string }>(
+      'webhooks_acknowledge_secret',
       `UPDATE webhook_endpoints SET secret_acknowledged = true
         WHERE tenant_id = $1 AND source = $2 AND secret_put_id = $3::uuid RETURNING id`,
       [tenantId, source, putId],
     );
-    return (Array.isArray(rows[0]) ? rows[0] : rows).length > 0;
+    return rows.length > 0;
   }
 }

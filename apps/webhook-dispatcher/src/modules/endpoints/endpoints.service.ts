@@ -7,7 +7,7 @@ import {
   type WebhookSource,
   type putEndpointBody,
 } from '@tessera/contracts';
-import { APP_CONFIG, badRequest } from '@tessera/platform';
+import { APP_CONFIG, badRequest, TtlCache } from '@tessera/platform';
 import type { z } from 'zod';
 import type { Env } from '../../config/env';
 import { EgressGuard, TargetRefusedError } from '../deliveries/egress-guard';
@@ -24,13 +24,13 @@ export interface ActiveEndpoint {
 }
 
 const CACHE_MS = 1000;
-const CACHE_MAX_ENTRIES = 10_000;
 
 /** Partner endpoint configuration: URL rules, secret generation and rotation, subscriptions. */
 @Injectable()
 export class EndpointsService {
   private readonly box: SecretBox;
-  private readonly cache = new Map<string, { value: Promise<ActiveEndpoint | null>; expires: number }>();
+  /** The arrival path's endpoints, one second per replica (docs/webhooks.md); a PUT here drops its entry. */
+  private readonly cache = new TtlCache<Promise<ActiveEndpoint | null>>(CACHE_MS);
 
   constructor(
     private readonly endpoints: EndpointsRepository,
@@ -100,13 +100,12 @@ export class EndpointsService {
   active(tenantId: string, source: string): Promise<ActiveEndpoint | null> {
     const key = this.aad(tenantId, source);
     const hit = this.cache.get(key);
-    if (hit && hit.expires > Date.now()) return hit.value;
+    if (hit) return hit;
     const value = this.endpoints.find(tenantId, source).then((row) => (row ? this.open(row) : null));
-    if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
-    this.cache.set(key, { value, expires: Date.now() + CACHE_MS });
+    this.cache.set(key, value);
     // A failed lookup is not remembered: the next caller asks again.
     value.catch(() => {
-      if (this.cache.get(key)?.value === value) this.cache.delete(key);
+      if (this.cache.get(key) === value) this.cache.delete(key);
     });
     return value;
   }
@@ -120,10 +119,13 @@ export class EndpointsService {
     return row ? this.open(row) : null;
   }
 
-  /** The poller's lookup: the row it reads is the current one, so it is used rather than the cache. */
-  async activeById(id: string): Promise<ActiveEndpoint | null> {
-    const row = await this.endpoints.findById(id);
-    return row ? this.open(row) : null;
+  /**
+   * The poller's lookup, one query for the endpoints of a claim, each secret opened once: the rows it reads are
+   * the current ones, so they are used rather than the cache. An id with no row is absent from the answer.
+   */
+  async activeByIds(ids: string[]): Promise<Map<string, ActiveEndpoint>> {
+    const rows = await this.endpoints.findByIds(ids);
+    return new Map(rows.map((row) => [row.id, this.open(row)]));
   }
 
   private open(row: WebhookEndpointEntity): ActiveEndpoint {
