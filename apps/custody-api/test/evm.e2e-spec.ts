@@ -747,6 +747,46 @@ describe('an earlier send that was never recorded (decision 0440)', () => {
     await worker.close();
     worker = await bootWorker(h, chainVars);
   }, 90_000);
+
+  it("a withdrawal is asked of its own chain only: a simulator withdrawal's cancel is not refused by an EVM intent (decision 0453)", async () => {
+    const vault = await sandbox.post('/vaults', { externalId: 'sbx-cancel', name: 'Sandbox' }).expect(201);
+    const wallet = (
+      await sandbox.post(`/vaults/${vault.body.id}/wallets`, { assetId: ASSETS.ETH }).expect(201)
+    ).body.walletId as string;
+    const dep = await sandbox.post('/sandbox/deposits', { walletId: wallet, amount: '1' }).expect(201);
+    await until(
+      () => sandbox.get(`/transactions/${dep.body.transactionId}`).then((r) => r.body),
+      (t) => t.status === 'Completed',
+    );
+    const dest = privateKeyToAccount(generatePrivateKey()).address;
+    await sandbox.post('/address-book', { assetId: ASSETS.ETH, address: dest, label: 'Sim' }).expect(201);
+    await worker?.close();
+    worker = undefined;
+    const id = (
+      await sandbox
+        .post(
+          '/transactions/withdraw',
+          { sourceWalletId: wallet, destinationAddress: dest, amount: '0.5' },
+          { 'Idempotency-Key': newIdempotencyKey() },
+        )
+        .expect(201)
+    ).body.transactionId as string;
+    // A stray row of the EVM chain's table for it: the simulator never writes one, and is the chain asked.
+    await sql(
+      h,
+      `INSERT INTO evm_send_intents (transaction_id, chain_id, from_address, nonce, tx_hash, raw_tx, gas_limit,
+                                     max_fee_per_gas, max_priority_fee_per_gas)
+       VALUES ($1, 31337, $2, 0, '0x00', '0x00', 21000, 1, 1)`,
+      [id, dest.toLowerCase()],
+    );
+    try {
+      const cancelled = await sandbox.post(`/transactions/${id}/cancel`).expect(200);
+      expect(cancelled.body.status).toBe('Cancelled');
+    } finally {
+      await sql(h, 'DELETE FROM evm_send_intents WHERE transaction_id = $1', [id]);
+      worker = await bootWorker(h, chainVars);
+    }
+  }, 60_000);
 });
 
 describe('a fee bump that was never recorded (decision 0449)', () => {

@@ -5,7 +5,6 @@ import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { afterCursor, type PageCursor } from '../../common/cursor';
-import { unrecordedSendIntent } from '../chain/evm/evm.repository';
 import { applyBalanceDeltas, type BalanceDelta, rowsOf } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
 
@@ -176,14 +175,6 @@ export class TransactionsRepository {
       if (!locked) return undefined;
       return this.applyTransition(manager, id, expected, await decide(locked, manager));
     });
-  }
-
-  /**
-   * True when an EVM send of this withdrawal was signed and committed (evm_send_intents) but never recorded: its
-   * transaction may be on the chain, and the worker's next broadcast attempt records it (decision 0440).
-   */
-  async hasUnrecordedSend(manager: EntityManager, id: string): Promise<boolean> {
-    return (await unrecordedSendIntent(manager, id)) !== undefined;
   }
 
   /**

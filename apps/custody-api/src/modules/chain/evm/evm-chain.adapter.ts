@@ -64,6 +64,11 @@ export class EvmChainAdapter implements ChainAdapter {
     return this.settings.pollMs;
   }
 
+  /** An intent left in evm_send_intents: a signed send committed before it was sent and not recorded since. */
+  async sendMayBeOnChain(manager: EntityManager, transactionId: string): Promise<boolean> {
+    return (await this.repository.sendIntent(manager, transactionId)) !== undefined;
+  }
+
   async broadcast({ record: t, manager }: BroadcastRequest): Promise<BroadcastResult> {
     const sender = await this.repository.sender(manager, t.walletId);
     if (!sender) return { ok: false, reason: 'The source wallet has no address to send from' };

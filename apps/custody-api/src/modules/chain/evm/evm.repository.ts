@@ -33,26 +33,6 @@ export interface GasTopUpIntent {
 /** Runs `work` in a database transaction of the gas station's session (EvmRepository.withGasStation). */
 export type StationTransaction = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
 
-/**
- * The signed transaction committed for `transactionId` before it was sent and not recorded since (decision 0440: a
- * first send, with no evm_transfers row yet; decision 0449: a fee-bump replacement of a recorded send), inside the
- * caller's database transaction. The one reader of evm_send_intents (EvmRepository.sendIntent, and the cancel's
- * and the broadcast step's "may already be on the chain").
- */
-export async function unrecordedSendIntent(
-  manager: EntityManager,
-  transactionId: string,
-): Promise<SendIntent | undefined> {
-  const [row] = await manager.query(
-    `SELECT "chain_id" AS "chainId", "from_address" AS "fromAddress", "nonce"::int AS "nonce",
-            "tx_hash" AS "txHash", "raw_tx" AS "rawTx", "gas_limit"::text AS "gasLimit",
-            "max_fee_per_gas"::text AS "maxFeePerGas", "max_priority_fee_per_gas"::text AS "maxPriorityFeePerGas"
-       FROM "evm_send_intents" WHERE "transaction_id" = $1`,
-    [transactionId],
-  );
-  return row ? { ...row, transactionId } : undefined;
-}
-
 /** A deposit address the scanner watches, with the wallet it credits. */
 export interface WatchedAddress {
   address: string;
@@ -256,9 +236,21 @@ export class EvmRepository implements OnModuleDestroy {
     return Number(row.next);
   }
 
-  /** The signed transaction an earlier attempt committed before sending it, if that attempt was not recorded. */
-  sendIntent(manager: EntityManager, transactionId: string): Promise<SendIntent | undefined> {
-    return unrecordedSendIntent(manager, transactionId);
+  /**
+   * The signed transaction committed for `transactionId` before it was sent and not recorded since (decision 0440: a
+   * first send, with no evm_transfers row yet; decision 0449: a fee-bump replacement of a recorded send), inside the
+   * caller's database transaction. The one reader of evm_send_intents by transaction (the broadcast's recovery, and
+   * EvmChainAdapter.sendMayBeOnChain for the cancel and the broadcast step).
+   */
+  async sendIntent(manager: EntityManager, transactionId: string): Promise<SendIntent | undefined> {
+    const [row] = await manager.query(
+      `SELECT "chain_id" AS "chainId", "from_address" AS "fromAddress", "nonce"::int AS "nonce",
+              "tx_hash" AS "txHash", "raw_tx" AS "rawTx", "gas_limit"::text AS "gasLimit",
+              "max_fee_per_gas"::text AS "maxFeePerGas", "max_priority_fee_per_gas"::text AS "maxPriorityFeePerGas"
+         FROM "evm_send_intents" WHERE "transaction_id" = $1`,
+      [transactionId],
+    );
+    return row ? { ...row, transactionId } : undefined;
   }
 
   /**
