@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { EvmKeys, gasStationPath } from '../src/modules/chain/evm/evm-keys';
+import { EvmRepository } from '../src/modules/chain/evm/evm.repository';
 import { FUNDER, startHardhat, type HardhatNode } from './hardhat';
 import request from 'supertest';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
@@ -1030,6 +1031,30 @@ describe('a gas top-up that was never recorded (decision 0451)', () => {
     },
     90_000,
   );
+
+  it('a watcher round asks for a bounded number of stations with intents, each once, lowest first (decision 0454)', async () => {
+    // Another chain id than the watcher's, so no round settles these while the test reads them.
+    const chainId = 999;
+    const stations = ['0x' + 'c'.repeat(40), '0x' + 'a'.repeat(40), '0x' + 'b'.repeat(40)];
+    const rows = [...stations.map((s) => [s, 1]), [stations[1], 2]] as [string, number][];
+    for (const [station, nonce] of rows) {
+      await sql(
+        h,
+        `INSERT INTO evm_gas_top_up_intents (chain_id, station_address, nonce, tx_hash, raw_tx, to_address, value)
+         VALUES ($1, $2, $3, '0x00', '0x00', $2, 1)`,
+        [chainId, station, nonce],
+      );
+    }
+    try {
+      const repository = worker!.get(EvmRepository);
+      const sorted = [...stations].sort();
+      expect(await repository.gasStationsWithTopUpIntents(chainId, 2)).toEqual(sorted.slice(0, 2));
+      expect(await repository.gasStationsWithTopUpIntents(chainId, 100)).toEqual(sorted);
+      expect(await repository.gasStationsWithTopUpIntents(31338, 100)).toEqual([]);
+    } finally {
+      await sql(h, 'DELETE FROM evm_gas_top_up_intents WHERE chain_id = $1', [chainId]);
+    }
+  });
 
   it('a top-up never sent, whose nonce another transaction took, is dropped; the next top-up takes the next nonce', async () => {
     const s = await unrecordedTopUp('nonce spent');

@@ -12,6 +12,9 @@ import type { EvmSettings } from './evm-settings';
 /** Gas of a plain ETH transfer to an externally owned account. */
 const NATIVE_TRANSFER_GAS = 21_000n;
 
+/** Gas stations whose unrecorded top-ups one watcher round settles; the rest wait for the next rounds. */
+const STATIONS_SETTLED_PER_ROUND = 100;
+
 /** A withdrawal that cannot be sent yet (the gas top-up is not mined): the job is retried later. */
 export class RetryLaterError extends Error {}
 
@@ -344,11 +347,15 @@ export class EvmChainAdapter implements ChainAdapter {
   /**
    * Settles the top-ups of every station of the chain left committed but unrecorded (a crash, a lost answer), on
    * each watcher round, so the first round after a restart finds them without waiting for the next top-up. A
-   * station whose top-up is running is skipped: that top-up settles them first.
+   * station whose top-up is running is skipped: that top-up settles them first. At most STATIONS_SETTLED_PER_ROUND
+   * stations a round (each is a lock and a node lookup per intent), so a round stays short.
    */
   async settleGasTopUps(): Promise<void> {
     const { chainId } = this.settings;
-    for (const station of await this.repository.gasStationsWithTopUpIntents(chainId)) {
+    for (const station of await this.repository.gasStationsWithTopUpIntents(
+      chainId,
+      STATIONS_SETTLED_PER_ROUND,
+    )) {
       await this.repository.withGasStation(
         chainId,
         station,

@@ -293,11 +293,24 @@ export class EvmRepository implements OnModuleDestroy {
     await (manager ? drop(manager) : this.sideTransaction(drop));
   }
 
-  /** The gas stations of the chain with top-ups committed before they were sent and not recorded since. */
-  async gasStationsWithTopUpIntents(chainId: number): Promise<string[]> {
+  /**
+   * Up to `limit` gas stations of the chain with top-ups committed before they were sent and not recorded since,
+   * lowest address first; the watcher asks every round (decision 0454). A skip scan of the primary key, one index
+   * probe per station: the table holds only unsettled intents (a settled one is deleted), but a plain DISTINCT was
+   * planned as a scan of every heap page, dead rows of recorded top-ups included until vacuum removes them.
+   */
+  async gasStationsWithTopUpIntents(chainId: number, limit: number): Promise<string[]> {
     const rows: { station: string }[] = await this.db.query(
-      `SELECT DISTINCT "station_address" AS "station" FROM "evm_gas_top_up_intents" WHERE "chain_id" = $1`,
-      [chainId],
+      `WITH RECURSIVE s AS (
+         (SELECT "station_address" AS "station", 1 AS "n" FROM "evm_gas_top_up_intents" WHERE "chain_id" = $1
+           ORDER BY "station_address" LIMIT 1)
+         UNION ALL
+         SELECT (SELECT i."station_address" FROM "evm_gas_top_up_intents" i
+                  WHERE i."chain_id" = $1 AND i."station_address" > s."station"
+                  ORDER BY i."station_address" LIMIT 1), s."n" + 1
+           FROM s WHERE s."station" IS NOT NULL AND s."n" < $2)
+       SELECT "station" FROM s WHERE "station" IS NOT NULL`,
+      [chainId, limit],
     );
     return rows.map((r) => r.station);
   }
