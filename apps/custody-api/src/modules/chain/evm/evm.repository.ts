@@ -70,8 +70,8 @@ export interface OpenTransfer {
   feeHeld: string | null;
   feeWalletId: string | null;
   broadcastAt: Date | null;
-  /** A fee-bump replacement was committed before it was sent and not recorded since (decision 0449). */
-  unrecordedReplacement: boolean;
+  /** A fee-bump replacement committed before it was sent and not recorded since (decision 0449), or null. */
+  unrecordedReplacement: SendIntent | null;
   assetConfirmations: number;
   walletId: string;
   tenantId: string;
@@ -391,20 +391,18 @@ export class EvmRepository implements OnModuleDestroy {
   }
 
   /**
-   * A fee bump: the replacement's hash, fees and hold, and the transaction's txHash, in one transaction, which also
-   * drops the replacement's send intent (decision 0449): both commit or neither. A hash already recorded is not
-   * appended twice.
+   * A fee bump's replacement recorded (decision 0449): `hold` runs first in the transaction (the extra fee held, and
+   * for a new bump the send itself) and answers the fee now held for the send (null: unchanged); then one UPDATE
+   * writes the replacement's hash (appended once), fee caps and that hold, the transaction's txHash follows, and the
+   * replacement's send intent is dropped: all commit or none.
    */
   async recordReplacement(
-    transactionId: string,
-    txHash: string,
-    maxFeePerGas: bigint,
-    maxPriorityFeePerGas: bigint,
-    feeHeld: bigint | null,
-    apply: (manager: EntityManager) => Promise<void>,
+    replacement: SendIntent,
+    hold: (manager: EntityManager) => Promise<bigint | null>,
   ): Promise<void> {
+    const { transactionId, txHash } = replacement;
     await this.db.transaction(async (manager) => {
-      await apply(manager);
+      const feeHeld = await hold(manager);
       await manager.query(
         `UPDATE "evm_transfers" SET "tx_hash" = $2,
            "sent_hashes" = CASE WHEN $2 = ANY("sent_hashes") THEN "sent_hashes" ELSE array_append("sent_hashes", $2) END,
@@ -414,8 +412,8 @@ export class EvmRepository implements OnModuleDestroy {
         [
           transactionId,
           txHash,
-          String(maxFeePerGas),
-          String(maxPriorityFeePerGas),
+          replacement.maxFeePerGas,
+          replacement.maxPriorityFeePerGas,
           feeHeld === null ? null : String(feeHeld),
         ],
       );
@@ -425,13 +423,6 @@ export class EvmRepository implements OnModuleDestroy {
       ]);
       await this.dropSendIntent(transactionId, manager);
     });
-  }
-
-  async setFeeHeld(manager: EntityManager, transactionId: string, feeHeld: bigint): Promise<void> {
-    await manager.query(`UPDATE "evm_transfers" SET "fee_held" = $2 WHERE "transaction_id" = $1`, [
-      transactionId,
-      String(feeHeld),
-    ]);
   }
 
   /** Runs `work` holding the sender's nonce row (a gas top-up commits on its own, apart from the withdrawal). */
@@ -635,7 +626,11 @@ export class EvmRepository implements OnModuleDestroy {
               e."confirmations", e."nonce", e."from_address" AS "fromAddress", e."gas_limit" AS "gasLimit",
               e."max_fee_per_gas" AS "maxFeePerGas", e."max_priority_fee_per_gas" AS "maxPriorityFeePerGas",
               e."fee_held" AS "feeHeld", e."fee_wallet_id" AS "feeWalletId", e."broadcast_at" AS "broadcastAt",
-              (i."transaction_id" IS NOT NULL) AS "unrecordedReplacement",
+              CASE WHEN i."transaction_id" IS NULL THEN NULL ELSE json_build_object(
+                'transactionId', i."transaction_id", 'chainId', i."chain_id", 'fromAddress', i."from_address",
+                'nonce', i."nonce"::int, 'txHash', i."tx_hash", 'rawTx', i."raw_tx",
+                'gasLimit', i."gas_limit"::text, 'maxFeePerGas', i."max_fee_per_gas"::text,
+                'maxPriorityFeePerGas', i."max_priority_fee_per_gas"::text) END AS "unrecordedReplacement",
               a."confirmations" AS "assetConfirmations", t."wallet_id" AS "walletId", t."tenant_id" AS "tenantId",
               t."environment", t."amount", t."destination_address" AS "destinationAddress", a."symbol" AS "assetSymbol"
        FROM "evm_transfers" e JOIN "transactions" t ON t."id" = e."transaction_id"
