@@ -5,7 +5,7 @@ import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { afterCursor, type PageCursor } from '../../common/cursor';
-import { applyBalanceDeltas, type BalanceDelta, rowsOf } from '../ledger/ledger';
+import { applyBalanceDeltas, type BalanceDelta, type LedgerKind, rowsOf } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
 
 /** One move of the machine: the next status, the row patch, its ledger effect and its events. */
@@ -213,9 +213,9 @@ export class TransactionsRepository {
     await manager.query(
       `INSERT INTO "ledger_entries" ("id", "wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
          "pending_delta", "locked_delta")
-       SELECT uuidv7(), d."walletId", d."id", 'deposit-pending', 0, 0, d."amount"::numeric, 0
+       SELECT uuidv7(), d."walletId", d."id", $2, 0, 0, d."amount"::numeric, 0
        FROM jsonb_to_recordset($1::jsonb) AS d("id" uuid, "walletId" uuid, "amount" text)`,
-      [rows],
+      [rows, 'deposit-pending' satisfies LedgerKind],
     );
     const records = (await manager.query(`${RECORD_SELECT} WHERE t."id" = ANY($1::uuid[])`, [
       deposits.map((d) => d.id),

@@ -175,7 +175,9 @@ export class EvmConfirmations {
     const base = { walletId: o.feeWalletId, transactionId: o.transactionId };
     return [
       { ...base, kind: 'fee-post', locked: -fee, total: -fee },
-      ...(held > fee ? [{ ...base, kind: 'fee-release', locked: fee - held, available: held - fee }] : []),
+      ...(held > fee
+        ? [{ ...base, kind: 'fee-release' as const, locked: fee - held, available: held - fee }]
+        : []),
     ];
   }
 
