@@ -932,10 +932,11 @@ describe('a gas top-up that was never recorded (decision 0451)', () => {
    * What a top-up leaves when the node took (or was about to take) it and the database transaction recording it
    * then never committed (a lost answer, a crash): its intent committed under the station's stored nonce, which
    * did not move. `pending`: the top-up is on the node, unmined; `mined`: mined; `nonce spent`: never sent, and
-   * another transaction of the station took its nonce on the chain (nothing recorded that either). Then a USDT
+   * another transaction of the station took its nonce on the chain (nothing recorded that either); `never sent`:
+   * never sent, its nonce still free (the crash came between the intent's commit and the send). Then a USDT
    * withdrawal from a fresh address that needs gas, requested while the worker is stopped.
    */
-  async function unrecordedTopUp(state: 'pending' | 'mined' | 'nonce spent') {
+  async function unrecordedTopUp(state: 'pending' | 'mined' | 'nonce spent' | 'never sent') {
     const w = await liveWallet(ASSETS.USDT);
     await creditedDeposit(w.walletId, w.address, 100n * USDT, true);
     const dest = await addressBookEntry(ASSETS.USDT);
@@ -995,7 +996,7 @@ describe('a gas top-up that was never recorded (decision 0451)', () => {
     } else if (state === 'mined') {
       expect(await node.sendRaw(raw)).toBe(hash);
       await node.mine(1);
-    } else {
+    } else if (state === 'nonce spent') {
       await node.sendRaw(await topUp(privateKeyToAccount(generatePrivateKey()).address));
     }
     const id = await withdraw(w.walletId, dest, '40');
@@ -1031,6 +1032,28 @@ describe('a gas top-up that was never recorded (decision 0451)', () => {
     },
     90_000,
   );
+
+  it('a top-up never sent whose nonce is still free is dropped, not sent late; the next top-up takes its nonce (decision 0454)', async () => {
+    const s = await unrecordedTopUp('never sent');
+    worker = await bootWorker(h, chainVars);
+    const [done] = await settledWhileMining([s.id], 30_000);
+    expect(done).toMatchObject({ status: 'Completed', failureReason: null });
+    expect(await node.tokenBalance(s.dest)).toBe(40n * USDT);
+    // The address of the crashed step's withdrawal got nothing: the station sent one transaction, this withdrawal's.
+    expect(await node.balance(s.funded)).toBe(0n);
+    expect(await node.rpc('eth_getTransactionByHash', [s.hash])).toBeNull();
+    expect(Number(await node.rpc<string>('eth_getTransactionCount', [s.station, 'latest']))).toBe(
+      s.nonce + 1,
+    );
+    const [stored] = await sql<{ next: string }>(
+      h,
+      'SELECT next_nonce::text AS next FROM evm_nonces WHERE chain_id = 31337 AND address = $1',
+      [s.station.toLowerCase()],
+    );
+    expect(Number(stored.next)).toBe(s.nonce + 1);
+    expect(await sql(h, 'SELECT 1 FROM evm_gas_top_up_intents')).toEqual([]);
+    expect(await ledgerMatches(s.w.walletId)).toMatchObject({ total: String(60n * USDT), locked: '0' });
+  }, 90_000);
 
   it('a watcher round asks for a bounded number of stations with intents, each once, lowest first (decision 0454)', async () => {
     // Another chain id than the watcher's, so no round settles these while the test reads them.

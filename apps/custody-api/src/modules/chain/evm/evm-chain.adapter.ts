@@ -366,11 +366,11 @@ export class EvmChainAdapter implements ChainAdapter {
   }
 
   /**
-   * The station's top-ups committed before they were sent and not recorded since, under its lock (decision 0451),
-   * settled as decision 0440 settles a withdrawal's send. The node has one (pending or mined), or takes the same
-   * bytes again: it was sent, and is recorded as a top-up is (the station's nonce moved past it). The node neither
-   * has it nor takes it (its nonce went to another transaction, or the station can no longer pay): it never left,
-   * and its intent is dropped.
+   * The station's top-ups committed before they were sent and not recorded since, under its lock (decision 0451).
+   * The node has one (pending or mined): it was sent, and is recorded as a top-up is (the station's nonce moved past
+   * it). The node does not have it: it never left (or left no trace a later top-up could collide with), and its
+   * intent is dropped without sending it (decision 0454): a top-up is not owed to anyone, its withdrawal may have
+   * failed since, and one still waiting for gas tops up afresh under the same nonce.
    */
   private async settleTopUps(transaction: StationTransaction, station: string): Promise<void> {
     const { chainId } = this.settings;
@@ -378,13 +378,13 @@ export class EvmChainAdapter implements ChainAdapter {
       this.repository.gasTopUpIntents(manager, chainId, station),
     );
     for (const intent of intents) {
-      const known = await this.rpc.holdsOrTakes(intent.txHash, intent.rawTx);
+      const known = await this.rpc.knows(intent.txHash);
       const log = { station, to: intent.toAddress, txHash: intent.txHash, nonce: intent.nonce };
       if (known) {
         this.logger.warn(log, 'recording an earlier gas top-up the node had accepted');
         await transaction((manager) => this.repository.recordGasTopUp(manager, intent));
       } else {
-        this.logger.warn(log, 'an unrecorded gas top-up is not on the chain; dropped');
+        this.logger.warn(log, 'an unrecorded gas top-up is not on the node; dropped, not sent');
         await transaction((manager) => this.repository.dropGasTopUpIntent(manager, intent));
       }
     }
