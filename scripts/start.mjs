@@ -147,7 +147,8 @@ if (chainArg === 'evm') {
     }
   }
   say(`USDT stand-in deployed at ${usdt}`);
-  // The worker watches the chain; the API reads it for on-demand reconciliation (decision 0226).
+  // The worker watches the chain; the API reads it for on-demand reconciliation (decision 0226) and asks it whether
+  // a withdrawal it is asked to cancel may already be on it (decision 0453).
   for (const name of ['custody-worker', 'custody-api']) {
     const service = services.find((s) => s.name === name);
     service.env = {

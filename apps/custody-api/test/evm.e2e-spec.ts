@@ -2,6 +2,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { EvmKeys, gasStationPath } from '../src/modules/chain/evm/evm-keys';
+import { EvmRepository } from '../src/modules/chain/evm/evm.repository';
 import { FUNDER, startHardhat, type HardhatNode } from './hardhat';
 import request from 'supertest';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
@@ -747,6 +748,46 @@ describe('an earlier send that was never recorded (decision 0440)', () => {
     await worker.close();
     worker = await bootWorker(h, chainVars);
   }, 90_000);
+
+  it("a withdrawal is asked of its own chain only: a simulator withdrawal's cancel is not refused by an EVM intent (decision 0453)", async () => {
+    const vault = await sandbox.post('/vaults', { externalId: 'sbx-cancel', name: 'Sandbox' }).expect(201);
+    const wallet = (
+      await sandbox.post(`/vaults/${vault.body.id}/wallets`, { assetId: ASSETS.ETH }).expect(201)
+    ).body.walletId as string;
+    const dep = await sandbox.post('/sandbox/deposits', { walletId: wallet, amount: '1' }).expect(201);
+    await until(
+      () => sandbox.get(`/transactions/${dep.body.transactionId}`).then((r) => r.body),
+      (t) => t.status === 'Completed',
+    );
+    const dest = privateKeyToAccount(generatePrivateKey()).address;
+    await sandbox.post('/address-book', { assetId: ASSETS.ETH, address: dest, label: 'Sim' }).expect(201);
+    await worker?.close();
+    worker = undefined;
+    const id = (
+      await sandbox
+        .post(
+          '/transactions/withdraw',
+          { sourceWalletId: wallet, destinationAddress: dest, amount: '0.5' },
+          { 'Idempotency-Key': newIdempotencyKey() },
+        )
+        .expect(201)
+    ).body.transactionId as string;
+    // A stray row of the EVM chain's table for it: the simulator never writes one, and is the chain asked.
+    await sql(
+      h,
+      `INSERT INTO evm_send_intents (transaction_id, chain_id, from_address, nonce, tx_hash, raw_tx, gas_limit,
+                                     max_fee_per_gas, max_priority_fee_per_gas)
+       VALUES ($1, 31337, $2, 0, '0x00', '0x00', 21000, 1, 1)`,
+      [id, dest.toLowerCase()],
+    );
+    try {
+      const cancelled = await sandbox.post(`/transactions/${id}/cancel`).expect(200);
+      expect(cancelled.body.status).toBe('Cancelled');
+    } finally {
+      await sql(h, 'DELETE FROM evm_send_intents WHERE transaction_id = $1', [id]);
+      worker = await bootWorker(h, chainVars);
+    }
+  }, 60_000);
 });
 
 describe('a fee bump that was never recorded (decision 0449)', () => {
@@ -891,10 +932,11 @@ describe('a gas top-up that was never recorded (decision 0451)', () => {
    * What a top-up leaves when the node took (or was about to take) it and the database transaction recording it
    * then never committed (a lost answer, a crash): its intent committed under the station's stored nonce, which
    * did not move. `pending`: the top-up is on the node, unmined; `mined`: mined; `nonce spent`: never sent, and
-   * another transaction of the station took its nonce on the chain (nothing recorded that either). Then a USDT
+   * another transaction of the station took its nonce on the chain (nothing recorded that either); `never sent`:
+   * never sent, its nonce still free (the crash came between the intent's commit and the send). Then a USDT
    * withdrawal from a fresh address that needs gas, requested while the worker is stopped.
    */
-  async function unrecordedTopUp(state: 'pending' | 'mined' | 'nonce spent') {
+  async function unrecordedTopUp(state: 'pending' | 'mined' | 'nonce spent' | 'never sent') {
     const w = await liveWallet(ASSETS.USDT);
     await creditedDeposit(w.walletId, w.address, 100n * USDT, true);
     const dest = await addressBookEntry(ASSETS.USDT);
@@ -954,7 +996,7 @@ describe('a gas top-up that was never recorded (decision 0451)', () => {
     } else if (state === 'mined') {
       expect(await node.sendRaw(raw)).toBe(hash);
       await node.mine(1);
-    } else {
+    } else if (state === 'nonce spent') {
       await node.sendRaw(await topUp(privateKeyToAccount(generatePrivateKey()).address));
     }
     const id = await withdraw(w.walletId, dest, '40');
@@ -990,6 +1032,52 @@ describe('a gas top-up that was never recorded (decision 0451)', () => {
     },
     90_000,
   );
+
+  it('a top-up never sent whose nonce is still free is dropped, not sent late; the next top-up takes its nonce (decision 0454)', async () => {
+    const s = await unrecordedTopUp('never sent');
+    worker = await bootWorker(h, chainVars);
+    const [done] = await settledWhileMining([s.id], 30_000);
+    expect(done).toMatchObject({ status: 'Completed', failureReason: null });
+    expect(await node.tokenBalance(s.dest)).toBe(40n * USDT);
+    // The address of the crashed step's withdrawal got nothing: the station sent one transaction, this withdrawal's.
+    expect(await node.balance(s.funded)).toBe(0n);
+    expect(await node.rpc('eth_getTransactionByHash', [s.hash])).toBeNull();
+    expect(Number(await node.rpc<string>('eth_getTransactionCount', [s.station, 'latest']))).toBe(
+      s.nonce + 1,
+    );
+    const [stored] = await sql<{ next: string }>(
+      h,
+      'SELECT next_nonce::text AS next FROM evm_nonces WHERE chain_id = 31337 AND address = $1',
+      [s.station.toLowerCase()],
+    );
+    expect(Number(stored.next)).toBe(s.nonce + 1);
+    expect(await sql(h, 'SELECT 1 FROM evm_gas_top_up_intents')).toEqual([]);
+    expect(await ledgerMatches(s.w.walletId)).toMatchObject({ total: String(60n * USDT), locked: '0' });
+  }, 90_000);
+
+  it('a watcher round asks for a bounded number of stations with intents, each once, lowest first (decision 0454)', async () => {
+    // Another chain id than the watcher's, so no round settles these while the test reads them.
+    const chainId = 999;
+    const stations = ['0x' + 'c'.repeat(40), '0x' + 'a'.repeat(40), '0x' + 'b'.repeat(40)];
+    const rows = [...stations.map((s) => [s, 1]), [stations[1], 2]] as [string, number][];
+    for (const [station, nonce] of rows) {
+      await sql(
+        h,
+        `INSERT INTO evm_gas_top_up_intents (chain_id, station_address, nonce, tx_hash, raw_tx, to_address, value)
+         VALUES ($1, $2, $3, '0x00', '0x00', $2, 1)`,
+        [chainId, station, nonce],
+      );
+    }
+    try {
+      const repository = worker!.get(EvmRepository);
+      const sorted = [...stations].sort();
+      expect(await repository.gasStationsWithTopUpIntents(chainId, 2)).toEqual(sorted.slice(0, 2));
+      expect(await repository.gasStationsWithTopUpIntents(chainId, 100)).toEqual(sorted);
+      expect(await repository.gasStationsWithTopUpIntents(31338, 100)).toEqual([]);
+    } finally {
+      await sql(h, 'DELETE FROM evm_gas_top_up_intents WHERE chain_id = $1', [chainId]);
+    }
+  });
 
   it('a top-up never sent, whose nonce another transaction took, is dropped; the next top-up takes the next nonce', async () => {
     const s = await unrecordedTopUp('nonce spent');

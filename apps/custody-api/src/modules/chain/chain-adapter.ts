@@ -39,6 +39,13 @@ export interface ChainAdapter {
   /** How long Confirming lasts for an asset needing `confirmations` blocks. */
   confirmationDelayMs(confirmations: number): number;
   broadcast(request: BroadcastRequest): Promise<BroadcastResult>;
+  /**
+   * True when a send of this transaction was signed and committed but never recorded (its step rolled back after
+   * the chain may have taken it): it may be on the chain, so it is neither cancelled nor failed, and the next
+   * broadcast attempt records it (decision 0440). Read inside the caller's database transaction, under the
+   * transaction's row lock.
+   */
+  sendMayBeOnChain(manager: EntityManager, transactionId: string): Promise<boolean>;
 }
 
 /**
@@ -67,5 +74,10 @@ export class SimChainAdapter implements ChainAdapter {
     }
     const digest = createHash('sha256').update(`sim:${request.transactionId}`).digest('hex');
     return { ok: true, txHash: request.network === 'bitcoin' ? digest : `0x${digest}` };
+  }
+
+  /** A simulated send happens inside its step's database transaction: nothing leaves without being recorded. */
+  async sendMayBeOnChain(): Promise<boolean> {
+    return false;
   }
 }

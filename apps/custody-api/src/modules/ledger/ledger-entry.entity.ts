@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { LedgerKind } from './ledger';
 
 /** Append-only: one row per balance change of one wallet; the sums of the deltas equal the balance row. */
 @Entity({ name: 'ledger_entries' })
@@ -13,9 +14,9 @@ export class LedgerEntryEntity {
   @Column('uuid', { name: 'transaction_id' })
   transactionId: string;
 
-  /** hold, post, release, transfer-out, transfer-in, deposit-pending, deposit-credit, deposit-drop */
+  /** One of LEDGER_KINDS (ledger.ts). */
   @Column('text')
-  kind: string;
+  kind: LedgerKind;
 
   @Column('numeric', { name: 'total_delta', precision: 78, scale: 0 })
   totalDelta: string;

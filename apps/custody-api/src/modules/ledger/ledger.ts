@@ -1,10 +1,41 @@
 import type { EntityManager } from 'typeorm';
 
+/** The kinds of ledger entry (`ledger_entries.kind`): what moved one wallet's balance buckets. */
+export const LEDGER_KINDS = [
+  // a withdrawal: its amount held at creation, posted at Completed, released otherwise
+  'hold',
+  'post',
+  'release',
+  // an EVM withdrawal's network fee: the maximum held at the send (and a bump), the real fee posted, the rest released
+  'fee-hold',
+  'fee-post',
+  'fee-release',
+  // an internal transfer, moved at creation, moved back when it fails or is cancelled
+  'transfer-out',
+  'transfer-in',
+  'transfer-reversal-out',
+  'transfer-reversal-in',
+  // a deposit: pending when found, credited at Completed, dropped otherwise
+  'deposit-pending',
+  'deposit-credit',
+  'deposit-drop',
+] as const;
+
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+/** The entries of internal transfers: ledger moves between wallets that move nothing on the chain (decision 0444). */
+export const INTERNAL_TRANSFER_KINDS: readonly LedgerKind[] = [
+  'transfer-out',
+  'transfer-in',
+  'transfer-reversal-out',
+  'transfer-reversal-in',
+];
+
 /** A change of one wallet's balance buckets, in base units. */
 export interface BalanceDelta {
   walletId: string;
   transactionId: string;
-  kind: string;
+  kind: LedgerKind;
   total?: bigint;
   available?: bigint;
   pending?: bigint;

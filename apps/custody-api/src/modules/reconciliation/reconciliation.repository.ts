@@ -2,18 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { afterCursor, type PageCursor } from '../../common/cursor';
+import { INTERNAL_TRANSFER_KINDS } from '../ledger/ledger';
 import { ReconciliationFindingEntity } from './entities/reconciliation-finding.entity';
 import { ReconciliationRunEntity } from './entities/reconciliation-run.entity';
 
 const TERMINAL = `('Completed', 'Failed', 'Cancelled')`;
-
-/** The ledger entries of internal transfers: they move balances between wallets, never funds on the chain. */
-const INTERNAL_TRANSFER_KINDS = [
-  'transfer-out',
-  'transfer-in',
-  'transfer-reversal-out',
-  'transfer-reversal-in',
-];
 
 export interface Buckets {
   total: string;
@@ -80,7 +73,11 @@ export class ReconciliationRepository {
     return row.n as number;
   }
 
-  /** Wallets whose balance row is not the sum of their ledger entries (every bucket compared). */
+  /**
+   * Wallets whose balance row is not the sum of their ledger entries (every bucket compared). Every entry of the
+   * wallets checked is summed, not a total kept beside them: this check is what catches a balance row and a kept
+   * total drifting together (decision 0454). A tenant's run sums only its own wallets' entries.
+   */
   async ledgerMismatches(tenantId: string | null): Promise<LedgerMismatch[]> {
     const rows: (Record<string, string> & { assetDecimals: number })[] = await this.db.query(
       `SELECT w."id" AS "walletId", w."tenant_id" AS "tenantId", s."symbol" AS "assetSymbol",
@@ -94,7 +91,9 @@ export class ReconciliationRepository {
        LEFT JOIN (
          SELECT "wallet_id", SUM("total_delta") AS t, SUM("available_delta") AS a, SUM("pending_delta") AS p,
                 SUM("locked_delta") AS l
-         FROM "ledger_entries" GROUP BY "wallet_id") e ON e."wallet_id" = b."wallet_id"
+         FROM "ledger_entries"
+         WHERE $1::uuid IS NULL OR "wallet_id" IN (SELECT t."id" FROM "wallets" t WHERE t."tenant_id" = $1)
+         GROUP BY "wallet_id") e ON e."wallet_id" = b."wallet_id"
        WHERE ($1::uuid IS NULL OR w."tenant_id" = $1)
          AND (b."total", b."available", b."pending", b."locked")
              IS DISTINCT FROM (COALESCE(e.t, 0), COALESCE(e.a, 0), COALESCE(e.p, 0), COALESCE(e.l, 0))

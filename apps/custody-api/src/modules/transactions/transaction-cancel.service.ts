@@ -3,6 +3,7 @@ import type { CustodyTransactionStatus } from '@tessera/contracts';
 import { conflict, forbidden, notFound } from '@tessera/platform';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
+import { ChainRouter } from '../chain/chain-router';
 import { InsufficientFundsError } from '../ledger/ledger';
 import { VaultsService } from '../vaults/vaults.service';
 import { terminalDeltas } from './terminal-effects';
@@ -30,13 +31,15 @@ export const CANCEL_SCOPES: Partial<Record<TransactionType, string>> = {
  * withdrawal's hold released, a transfer moved back) and `transaction.status.updated` in the same database
  * transaction. Losing the row to the worker re-reads the transaction and decides again, so a cancel racing the
  * step Submitted → PendingSignature still succeeds, and one racing the broadcast gets 409. A withdrawal whose
- * signed EVM transaction was committed but not recorded (decision 0440) may be on the chain: 409 too.
+ * chain says a signed send may be on it without being recorded (ChainAdapter.sendMayBeOnChain, decision 0440,
+ * 0453): 409 too.
  */
 @Injectable()
 export class TransactionCancelService {
   constructor(
     private readonly repository: TransactionsRepository,
     private readonly vaults: VaultsService,
+    private readonly chains: ChainRouter,
   ) {}
 
   async cancel(caller: Caller, id: string) {
@@ -77,7 +80,10 @@ export class TransactionCancelService {
       return await this.repository.transitionWhileLocked(current.id, current.status, async (_, manager) => {
         // A send committed but not recorded (its step rolled back after the node may have taken it): the
         // transaction may be on the chain, and the worker's retry records it (decision 0440). Not cancellable.
-        if (current.type === 'Withdrawal' && (await this.repository.hasUnrecordedSend(manager, current.id))) {
+        if (
+          current.type === 'Withdrawal' &&
+          (await this.chains.for(current).sendMayBeOnChain(manager, current.id))
+        ) {
           throw conflict(
             'The withdrawal has been signed and may already be on the chain; it can no longer be cancelled',
           );

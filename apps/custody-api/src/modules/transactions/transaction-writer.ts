@@ -35,6 +35,8 @@ export interface PolicyRefusal {
 /** A policy's verdict on one transaction of a batch; see PolicyGate. */
 export type PolicyVerdict =
   | ({ ok: false } & PolicyRefusal)
+  /** The destination is not in the address book (decision 0220): refused before any policy rule is read. */
+  | { ok: false; notInAddressBook: true }
   | {
       ok: true;
       /** What the transaction adds to the velocity windows it counts in, once accepted. */
@@ -70,7 +72,8 @@ export type CreateOutcome =
   | { created: true; extras?: Record<string, unknown> }
   | { created: false; existing: StoredResponse }
   | { created: false; insufficientFunds: string }
-  | { created: false; policyRefusal: PolicyRefusal };
+  | { created: false; policyRefusal: PolicyRefusal }
+  | { created: false; notInAddressBook: true };
 
 interface Buckets {
   total: bigint;
@@ -204,7 +207,11 @@ export class TransactionWriter {
       const verdict = item.policy ? await item.policy.evaluate(manager, usage) : undefined;
       if (verdict && !verdict.ok) {
         if (key !== undefined) released.push(item);
-        outcomes.push({ created: false, policyRefusal: { rule: verdict.rule, message: verdict.message } });
+        outcomes.push(
+          'notInAddressBook' in verdict
+            ? { created: false, notInAddressBook: true }
+            : { created: false, policyRefusal: { rule: verdict.rule, message: verdict.message } },
+        );
         continue;
       }
       const short = applyIfFunded(balances, item.deltas);

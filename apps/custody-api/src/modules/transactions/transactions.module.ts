@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AddressBookModule } from '../address-book/address-book.module';
 import { AssetsModule } from '../assets/assets.module';
+import { ChainModule } from '../chain/chain.module';
 import { PoliciesModule } from '../policies/policies.module';
 import { VaultsModule } from '../vaults/vaults.module';
 import { TransactionApprovalsController } from './transaction-approvals.controller';
@@ -15,7 +16,7 @@ import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository
 
 /** API role: create, read, list and cancel transactions; the machine runs in the worker role. */
 @Module({
-  imports: [VaultsModule, AssetsModule, AddressBookModule, PoliciesModule],
+  imports: [VaultsModule, AssetsModule, AddressBookModule, PoliciesModule, ChainModule],
   controllers: [TransactionsController, TransactionCancelController, TransactionApprovalsController],
   providers: [
     TransactionsRepository,

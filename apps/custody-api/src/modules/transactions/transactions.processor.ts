@@ -127,14 +127,15 @@ export class TransactionsProcessor {
     // The destination must still be in the address book when the funds leave (it was when the withdrawal was
     // created; it may have been deleted while the withdrawal waited for its approvals or its step). Unless an
     // earlier attempt may already have sent it (decision 0440): that one is recorded, never failed.
+    const chain = this.chains.for(current);
     if (
       current.type === 'Withdrawal' &&
       !(await holdBookEntry(manager, current)) &&
-      !(await this.repository.hasUnrecordedSend(manager, current.id))
+      !(await chain.sendMayBeOnChain(manager, current.id))
     ) {
       return this.move(current, 'Failed', null, DESTINATION_REMOVED);
     }
-    const result = await this.chains.for(current).broadcast({
+    const result = await chain.broadcast({
       transactionId: current.id,
       network: current.assetNetwork,
       destinationAddress: current.destinationAddress,

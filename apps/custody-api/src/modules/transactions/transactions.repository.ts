@@ -5,8 +5,7 @@ import { appendToOutbox, type OutboxEvent } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../../common/caller';
 import { afterCursor, type PageCursor } from '../../common/cursor';
-import { unrecordedSendIntent } from '../chain/evm/evm.repository';
-import { applyBalanceDeltas, type BalanceDelta, rowsOf } from '../ledger/ledger';
+import { applyBalanceDeltas, type BalanceDelta, type LedgerKind, rowsOf } from '../ledger/ledger';
 import type { TransactionRecord } from './transaction.record';
 
 /** One move of the machine: the next status, the row patch, its ledger effect and its events. */
@@ -179,14 +178,6 @@ export class TransactionsRepository {
   }
 
   /**
-   * True when an EVM send of this withdrawal was signed and committed (evm_send_intents) but never recorded: its
-   * transaction may be on the chain, and the worker's next broadcast attempt records it (decision 0440).
-   */
-  async hasUnrecordedSend(manager: EntityManager, id: string): Promise<boolean> {
-    return (await unrecordedSendIntent(manager, id)) !== undefined;
-  }
-
-  /**
    * Deposits found on-chain, inside the caller's database transaction and in a fixed number of statements
    * whatever their count: the Submitted rows, their pending credits (balance rows locked in wallet-id order,
    * like every other writer), the ledger entries, and transaction.created plus balance.updated in the outbox.
@@ -222,9 +213,9 @@ export class TransactionsRepository {
     await manager.query(
       `INSERT INTO "ledger_entries" ("id", "wallet_id", "transaction_id", "kind", "total_delta", "available_delta",
          "pending_delta", "locked_delta")
-       SELECT uuidv7(), d."walletId", d."id", 'deposit-pending', 0, 0, d."amount"::numeric, 0
+       SELECT uuidv7(), d."walletId", d."id", $2, 0, 0, d."amount"::numeric, 0
        FROM jsonb_to_recordset($1::jsonb) AS d("id" uuid, "walletId" uuid, "amount" text)`,
-      [rows],
+      [rows, 'deposit-pending' satisfies LedgerKind],
     );
     const records = (await manager.query(`${RECORD_SELECT} WHERE t."id" = ANY($1::uuid[])`, [
       deposits.map((d) => d.id),

@@ -36,7 +36,7 @@ import {
   TransactionWriter,
 } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
-import { bookThenPolicy, NOT_IN_BOOK } from './destination-gate';
+import { bookThenPolicy } from './destination-gate';
 
 type TransactionResponse = ReturnType<typeof transactionDto>;
 
@@ -331,9 +331,9 @@ export class TransactionsService {
         : undefined,
       policy,
     });
+    if ('notInAddressBook' in outcome) throw notInBook();
     if ('policyRefusal' in outcome) {
       const { rule, message } = outcome.policyRefusal;
-      if (rule === NOT_IN_BOOK) throw notInBook();
       throw badRequest(`Refused by the withdrawal policy (${rule}): ${message}`, {
         [`policy.${rule}`]: [message],
       });

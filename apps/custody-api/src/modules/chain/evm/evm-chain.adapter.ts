@@ -12,6 +12,9 @@ import type { EvmSettings } from './evm-settings';
 /** Gas of a plain ETH transfer to an externally owned account. */
 const NATIVE_TRANSFER_GAS = 21_000n;
 
+/** Gas stations whose unrecorded top-ups one watcher round settles; the rest wait for the next rounds. */
+const STATIONS_SETTLED_PER_ROUND = 100;
+
 /** A withdrawal that cannot be sent yet (the gas top-up is not mined): the job is retried later. */
 export class RetryLaterError extends Error {}
 
@@ -62,6 +65,11 @@ export class EvmChainAdapter implements ChainAdapter {
   /** Never used for scheduling: the watcher moves Confirming transactions. */
   confirmationDelayMs(): number {
     return this.settings.pollMs;
+  }
+
+  /** An intent left in evm_send_intents: a signed send committed before it was sent and not recorded since. */
+  async sendMayBeOnChain(manager: EntityManager, transactionId: string): Promise<boolean> {
+    return (await this.repository.sendIntent(manager, transactionId)) !== undefined;
   }
 
   async broadcast({ record: t, manager }: BroadcastRequest): Promise<BroadcastResult> {
@@ -339,11 +347,15 @@ export class EvmChainAdapter implements ChainAdapter {
   /**
    * Settles the top-ups of every station of the chain left committed but unrecorded (a crash, a lost answer), on
    * each watcher round, so the first round after a restart finds them without waiting for the next top-up. A
-   * station whose top-up is running is skipped: that top-up settles them first.
+   * station whose top-up is running is skipped: that top-up settles them first. At most STATIONS_SETTLED_PER_ROUND
+   * stations a round (each is a lock and a node lookup per intent), so a round stays short.
    */
   async settleGasTopUps(): Promise<void> {
     const { chainId } = this.settings;
-    for (const station of await this.repository.gasStationsWithTopUpIntents(chainId)) {
+    for (const station of await this.repository.gasStationsWithTopUpIntents(
+      chainId,
+      STATIONS_SETTLED_PER_ROUND,
+    )) {
       await this.repository.withGasStation(
         chainId,
         station,
@@ -354,11 +366,11 @@ export class EvmChainAdapter implements ChainAdapter {
   }
 
   /**
-   * The station's top-ups committed before they were sent and not recorded since, under its lock (decision 0451),
-   * settled as decision 0440 settles a withdrawal's send. The node has one (pending or mined), or takes the same
-   * bytes again: it was sent, and is recorded as a top-up is (the station's nonce moved past it). The node neither
-   * has it nor takes it (its nonce went to another transaction, or the station can no longer pay): it never left,
-   * and its intent is dropped.
+   * The station's top-ups committed before they were sent and not recorded since, under its lock (decision 0451).
+   * The node has one (pending or mined): it was sent, and is recorded as a top-up is (the station's nonce moved past
+   * it). The node does not have it: it never left (or left no trace a later top-up could collide with), and its
+   * intent is dropped without sending it (decision 0454): a top-up is not owed to anyone, its withdrawal may have
+   * failed since, and one still waiting for gas tops up afresh under the same nonce.
    */
   private async settleTopUps(transaction: StationTransaction, station: string): Promise<void> {
     const { chainId } = this.settings;
@@ -366,13 +378,13 @@ export class EvmChainAdapter implements ChainAdapter {
       this.repository.gasTopUpIntents(manager, chainId, station),
     );
     for (const intent of intents) {
-      const known = await this.rpc.holdsOrTakes(intent.txHash, intent.rawTx);
+      const known = await this.rpc.knows(intent.txHash);
       const log = { station, to: intent.toAddress, txHash: intent.txHash, nonce: intent.nonce };
       if (known) {
         this.logger.warn(log, 'recording an earlier gas top-up the node had accepted');
         await transaction((manager) => this.repository.recordGasTopUp(manager, intent));
       } else {
-        this.logger.warn(log, 'an unrecorded gas top-up is not on the chain; dropped');
+        this.logger.warn(log, 'an unrecorded gas top-up is not on the node; dropped, not sent');
         await transaction((manager) => this.repository.dropGasTopUpIntent(manager, intent));
       }
     }

@@ -111,7 +111,9 @@ export class EvmConfirmations {
   private async trackWithdrawal(open: OpenTransfer, head: bigint): Promise<void> {
     // A replacement committed before it was sent and never recorded may be the version the chain mines: settle
     // it before reading receipts, so every hash that can be mined under the nonce is looked at (decision 0449).
-    const o = open.unrecordedReplacement ? await this.settleReplacement(open) : open;
+    const o = open.unrecordedReplacement
+      ? await this.settleReplacement(open, open.unrecordedReplacement)
+      : open;
     let receipt: TransactionReceipt | undefined;
     for (const hash of [...o.sentHashes].reverse()) {
       receipt = await this.evm.rpc.receipt(hash);
@@ -173,7 +175,9 @@ export class EvmConfirmations {
     const base = { walletId: o.feeWalletId, transactionId: o.transactionId };
     return [
       { ...base, kind: 'fee-post', locked: -fee, total: -fee },
-      ...(held > fee ? [{ ...base, kind: 'fee-release', locked: fee - held, available: held - fee }] : []),
+      ...(held > fee
+        ? [{ ...base, kind: 'fee-release' as const, locked: fee - held, available: held - fee }]
+        : []),
     ];
   }
 
@@ -245,20 +249,14 @@ export class EvmConfirmations {
     // rolls back (a lost answer, a crash), the next round finds it among the nonce's candidates and records it.
     await this.repository.recordSendIntent(replacement);
     try {
-      await this.repository.recordReplacement(
-        o.transactionId,
-        replacement.txHash,
-        maxFeePerGas,
-        maxPriorityFeePerGas,
-        newHeld,
-        async (manager) => {
-          if (newHeld !== null && o.feeHeld !== null && newHeld > BigInt(o.feeHeld)) {
-            await this.holdExtraFee(manager, o, record, newHeld - BigInt(o.feeHeld));
-          }
-          // Sent while the new hold is uncommitted: if the node refuses, nothing is recorded.
-          await rpc.sendRaw(rawTx);
-        },
-      );
+      await this.repository.recordReplacement(replacement, async (manager) => {
+        if (newHeld !== null && o.feeHeld !== null && newHeld > BigInt(o.feeHeld)) {
+          await this.holdExtraFee(manager, o, record, newHeld - BigInt(o.feeHeld));
+        }
+        // Sent while the new hold is uncommitted: if the node refuses, nothing is recorded.
+        await rpc.sendRaw(rawTx);
+        return newHeld;
+      });
       this.logger.warn(
         { transactionId: o.transactionId, nonce: o.nonce },
         'stuck withdrawal re-broadcast with bumped fees',
@@ -286,37 +284,28 @@ export class EvmConfirmations {
    * neither has it nor takes it (another version of the nonce was mined, or it can no longer pay): it was never
    * mined through this node, and the intent is dropped. Answers the transfer as it now stands.
    */
-  private async settleReplacement(o: OpenTransfer): Promise<OpenTransfer> {
+  private async settleReplacement(o: OpenTransfer, intent: SendIntent): Promise<OpenTransfer> {
     const { rpc } = this.evm;
-    const intent = await this.repository.sendIntent(this.repository.db.manager, o.transactionId);
-    if (!intent) return o;
     const log = { transactionId: o.transactionId, txHash: intent.txHash, nonce: intent.nonce };
     if (!(await rpc.holdsOrTakes(intent.txHash, intent.rawTx))) {
       this.logger.warn(log, 'an unrecorded fee-bump replacement is not on the chain; dropped');
       await this.repository.dropSendIntent(o.transactionId);
-      return o;
+      return { ...o, unrecordedReplacement: null };
     }
     const record = await this.transactions.load(o.transactionId);
     if (!record) return o;
     this.logger.warn(log, 'recording a fee-bump replacement the node had accepted');
     const wanted = o.feeHeld === null ? null : BigInt(intent.gasLimit) * BigInt(intent.maxFeePerGas);
     let feeHeld = wanted;
-    await this.repository.recordReplacement(
-      o.transactionId,
-      intent.txHash,
-      BigInt(intent.maxFeePerGas),
-      BigInt(intent.maxPriorityFeePerGas),
-      null,
-      async (manager) => {
-        if (wanted === null || o.feeHeld === null) return;
-        const held = BigInt(o.feeHeld);
-        const available = await this.repository.lockAvailable(manager, o.feeWalletId!);
-        const extra = wanted > held ? (wanted - held < available ? wanted - held : available) : 0n;
-        feeHeld = held + extra;
-        if (extra > 0n) await this.holdExtraFee(manager, o, record, extra);
-        await this.repository.setFeeHeld(manager, o.transactionId, feeHeld);
-      },
-    );
+    await this.repository.recordReplacement(intent, async (manager) => {
+      if (wanted === null || o.feeHeld === null) return null;
+      const held = BigInt(o.feeHeld);
+      const available = await this.repository.lockAvailable(manager, o.feeWalletId!);
+      const extra = wanted > held ? (wanted - held < available ? wanted - held : available) : 0n;
+      feeHeld = held + extra;
+      if (extra > 0n) await this.holdExtraFee(manager, o, record, extra);
+      return feeHeld;
+    });
     return {
       ...o,
       txHash: intent.txHash,
@@ -325,7 +314,7 @@ export class EvmConfirmations {
       maxPriorityFeePerGas: intent.maxPriorityFeePerGas,
       feeHeld: feeHeld === null ? o.feeHeld : String(feeHeld),
       broadcastAt: new Date(),
-      unrecordedReplacement: false,
+      unrecordedReplacement: null,
     };
   }
 

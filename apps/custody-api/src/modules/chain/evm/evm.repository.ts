@@ -33,26 +33,6 @@ export interface GasTopUpIntent {
 /** Runs `work` in a database transaction of the gas station's session (EvmRepository.withGasStation). */
 export type StationTransaction = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
 
-/**
- * The signed transaction committed for `transactionId` before it was sent and not recorded since (decision 0440: a
- * first send, with no evm_transfers row yet; decision 0449: a fee-bump replacement of a recorded send), inside the
- * caller's database transaction. The one reader of evm_send_intents (EvmRepository.sendIntent, and the cancel's
- * and the broadcast step's "may already be on the chain").
- */
-export async function unrecordedSendIntent(
-  manager: EntityManager,
-  transactionId: string,
-): Promise<SendIntent | undefined> {
-  const [row] = await manager.query(
-    `SELECT "chain_id" AS "chainId", "from_address" AS "fromAddress", "nonce"::int AS "nonce",
-            "tx_hash" AS "txHash", "raw_tx" AS "rawTx", "gas_limit"::text AS "gasLimit",
-            "max_fee_per_gas"::text AS "maxFeePerGas", "max_priority_fee_per_gas"::text AS "maxPriorityFeePerGas"
-       FROM "evm_send_intents" WHERE "transaction_id" = $1`,
-    [transactionId],
-  );
-  return row ? { ...row, transactionId } : undefined;
-}
-
 /** A deposit address the scanner watches, with the wallet it credits. */
 export interface WatchedAddress {
   address: string;
@@ -90,8 +70,8 @@ export interface OpenTransfer {
   feeHeld: string | null;
   feeWalletId: string | null;
   broadcastAt: Date | null;
-  /** A fee-bump replacement was committed before it was sent and not recorded since (decision 0449). */
-  unrecordedReplacement: boolean;
+  /** A fee-bump replacement committed before it was sent and not recorded since (decision 0449), or null. */
+  unrecordedReplacement: SendIntent | null;
   assetConfirmations: number;
   walletId: string;
   tenantId: string;
@@ -256,9 +236,21 @@ export class EvmRepository implements OnModuleDestroy {
     return Number(row.next);
   }
 
-  /** The signed transaction an earlier attempt committed before sending it, if that attempt was not recorded. */
-  sendIntent(manager: EntityManager, transactionId: string): Promise<SendIntent | undefined> {
-    return unrecordedSendIntent(manager, transactionId);
+  /**
+   * The signed transaction committed for `transactionId` before it was sent and not recorded since (decision 0440: a
+   * first send, with no evm_transfers row yet; decision 0449: a fee-bump replacement of a recorded send), inside the
+   * caller's database transaction. The one reader of evm_send_intents by transaction (the broadcast's recovery, and
+   * EvmChainAdapter.sendMayBeOnChain for the cancel and the broadcast step).
+   */
+  async sendIntent(manager: EntityManager, transactionId: string): Promise<SendIntent | undefined> {
+    const [row] = await manager.query(
+      `SELECT "chain_id" AS "chainId", "from_address" AS "fromAddress", "nonce"::int AS "nonce",
+              "tx_hash" AS "txHash", "raw_tx" AS "rawTx", "gas_limit"::text AS "gasLimit",
+              "max_fee_per_gas"::text AS "maxFeePerGas", "max_priority_fee_per_gas"::text AS "maxPriorityFeePerGas"
+         FROM "evm_send_intents" WHERE "transaction_id" = $1`,
+      [transactionId],
+    );
+    return row ? { ...row, transactionId } : undefined;
   }
 
   /**
@@ -301,11 +293,24 @@ export class EvmRepository implements OnModuleDestroy {
     await (manager ? drop(manager) : this.sideTransaction(drop));
   }
 
-  /** The gas stations of the chain with top-ups committed before they were sent and not recorded since. */
-  async gasStationsWithTopUpIntents(chainId: number): Promise<string[]> {
+  /**
+   * Up to `limit` gas stations of the chain with top-ups committed before they were sent and not recorded since,
+   * lowest address first; the watcher asks every round (decision 0454). A skip scan of the primary key, one index
+   * probe per station: the table holds only unsettled intents (a settled one is deleted), but a plain DISTINCT was
+   * planned as a scan of every heap page, dead rows of recorded top-ups included until vacuum removes them.
+   */
+  async gasStationsWithTopUpIntents(chainId: number, limit: number): Promise<string[]> {
     const rows: { station: string }[] = await this.db.query(
-      `SELECT DISTINCT "station_address" AS "station" FROM "evm_gas_top_up_intents" WHERE "chain_id" = $1`,
-      [chainId],
+      `WITH RECURSIVE s AS (
+         (SELECT "station_address" AS "station", 1 AS "n" FROM "evm_gas_top_up_intents" WHERE "chain_id" = $1
+           ORDER BY "station_address" LIMIT 1)
+         UNION ALL
+         SELECT (SELECT i."station_address" FROM "evm_gas_top_up_intents" i
+                  WHERE i."chain_id" = $1 AND i."station_address" > s."station"
+                  ORDER BY i."station_address" LIMIT 1), s."n" + 1
+           FROM s WHERE s."station" IS NOT NULL AND s."n" < $2)
+       SELECT "station" FROM s WHERE "station" IS NOT NULL`,
+      [chainId, limit],
     );
     return rows.map((r) => r.station);
   }
@@ -386,20 +391,18 @@ export class EvmRepository implements OnModuleDestroy {
   }
 
   /**
-   * A fee bump: the replacement's hash, fees and hold, and the transaction's txHash, in one transaction, which also
-   * drops the replacement's send intent (decision 0449): both commit or neither. A hash already recorded is not
-   * appended twice.
+   * A fee bump's replacement recorded (decision 0449): `hold` runs first in the transaction (the extra fee held, and
+   * for a new bump the send itself) and answers the fee now held for the send (null: unchanged); then one UPDATE
+   * writes the replacement's hash (appended once), fee caps and that hold, the transaction's txHash follows, and the
+   * replacement's send intent is dropped: all commit or none.
    */
   async recordReplacement(
-    transactionId: string,
-    txHash: string,
-    maxFeePerGas: bigint,
-    maxPriorityFeePerGas: bigint,
-    feeHeld: bigint | null,
-    apply: (manager: EntityManager) => Promise<void>,
+    replacement: SendIntent,
+    hold: (manager: EntityManager) => Promise<bigint | null>,
   ): Promise<void> {
+    const { transactionId, txHash } = replacement;
     await this.db.transaction(async (manager) => {
-      await apply(manager);
+      const feeHeld = await hold(manager);
       await manager.query(
         `UPDATE "evm_transfers" SET "tx_hash" = $2,
            "sent_hashes" = CASE WHEN $2 = ANY("sent_hashes") THEN "sent_hashes" ELSE array_append("sent_hashes", $2) END,
@@ -409,8 +412,8 @@ export class EvmRepository implements OnModuleDestroy {
         [
           transactionId,
           txHash,
-          String(maxFeePerGas),
-          String(maxPriorityFeePerGas),
+          replacement.maxFeePerGas,
+          replacement.maxPriorityFeePerGas,
           feeHeld === null ? null : String(feeHeld),
         ],
       );
@@ -420,13 +423,6 @@ export class EvmRepository implements OnModuleDestroy {
       ]);
       await this.dropSendIntent(transactionId, manager);
     });
-  }
-
-  async setFeeHeld(manager: EntityManager, transactionId: string, feeHeld: bigint): Promise<void> {
-    await manager.query(`UPDATE "evm_transfers" SET "fee_held" = $2 WHERE "transaction_id" = $1`, [
-      transactionId,
-      String(feeHeld),
-    ]);
   }
 
   /** Runs `work` holding the sender's nonce row (a gas top-up commits on its own, apart from the withdrawal). */
@@ -630,7 +626,11 @@ export class EvmRepository implements OnModuleDestroy {
               e."confirmations", e."nonce", e."from_address" AS "fromAddress", e."gas_limit" AS "gasLimit",
               e."max_fee_per_gas" AS "maxFeePerGas", e."max_priority_fee_per_gas" AS "maxPriorityFeePerGas",
               e."fee_held" AS "feeHeld", e."fee_wallet_id" AS "feeWalletId", e."broadcast_at" AS "broadcastAt",
-              (i."transaction_id" IS NOT NULL) AS "unrecordedReplacement",
+              CASE WHEN i."transaction_id" IS NULL THEN NULL ELSE json_build_object(
+                'transactionId', i."transaction_id", 'chainId', i."chain_id", 'fromAddress', i."from_address",
+                'nonce', i."nonce"::int, 'txHash', i."tx_hash", 'rawTx', i."raw_tx",
+                'gasLimit', i."gas_limit"::text, 'maxFeePerGas', i."max_fee_per_gas"::text,
+                'maxPriorityFeePerGas', i."max_priority_fee_per_gas"::text) END AS "unrecordedReplacement",
               a."confirmations" AS "assetConfirmations", t."wallet_id" AS "walletId", t."tenant_id" AS "tenantId",
               t."environment", t."amount", t."destination_address" AS "destinationAddress", a."symbol" AS "assetSymbol"
        FROM "evm_transfers" e JOIN "transactions" t ON t."id" = e."transaction_id"
