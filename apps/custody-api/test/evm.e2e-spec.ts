@@ -8,12 +8,14 @@ import request from 'supertest';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import {
   ASSETS,
+  bootApi,
   bootWorker,
   client,
   type Client,
   createKey,
   createTenant,
   type Harness,
+  type KeyPair,
   newIdempotencyKey,
   sql,
   startHarness,
@@ -29,6 +31,7 @@ let node: HardhatNode;
 let h: Harness;
 let live: Client;
 let sandbox: Client;
+let liveKey: KeyPair;
 let chainVars: Record<string, string>;
 let worker: NestFastifyApplication | undefined;
 let tenantId: string;
@@ -46,7 +49,8 @@ beforeAll(async () => {
   h = await startHarness(chainVars, { worker: false });
   worker = await bootWorker(h, chainVars);
   tenantId = await createTenant(h.api, 'Chain');
-  live = client(h.api, await createKey(h.api, tenantId, { environment: 'live' }));
+  liveKey = await createKey(h.api, tenantId, { environment: 'live' });
+  live = client(h.api, liveKey);
   sandbox = client(h.api, await createKey(h.api, tenantId));
 }, 90_000);
 afterAll(async () => {
@@ -729,6 +733,13 @@ describe('an earlier send that was never recorded (decision 0440)', () => {
     );
     const refused = await live.post(`/transactions/${s.id}/cancel`).expect(409);
     expect(refused.body.message).toMatch(/may already be on the chain/);
+    // An API role without the worker's CHAIN_EVM_* settings refuses it too: it still reads the EVM intents.
+    const bare = await bootApi(h, { CUSTODY_RATE_LIMIT_PER_KEY: '100000' });
+    try {
+      await client(bare, liveKey).post(`/transactions/${s.id}/cancel`).expect(409);
+    } finally {
+      await bare.close();
+    }
     expect(await tx(s.id)).toMatchObject({ status: 'PendingSignature', txHash: null });
     expect(await balanceOf(s.w.walletId)).toMatchObject({ available: '0.75', locked: '0.25' });
     // Its address-book entry deleted meanwhile: the send may be on the chain, so it is recorded, never failed.

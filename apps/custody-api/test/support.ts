@@ -247,6 +247,11 @@ export async function creditedWallet(h: Harness, api: Client, amount: string) {
   return w;
 }
 
+/** A second API role on the harness's database and Redis, with its own settings (fast simulator steps unless overridden). */
+export function bootApi(h: Harness, vars: Record<string, string> = {}) {
+  return bootApp(AppModule.forRoot(loadEnv({ ...h.env.env, ...PACING, ...vars })), { rpc: false });
+}
+
 /** A worker role booted later on the harness's database and Redis (fast simulator steps unless overridden). */
 export function bootWorker(h: Harness, vars: Record<string, string> = {}) {
   return bootApp(WorkerModule.forRoot(loadEnv({ ...h.env.env, ...PACING, ...vars })), { rpc: false });

@@ -30,7 +30,7 @@ export function chainFromEnv(env: Env): ChainAdapter {
       inject: [APP_CONFIG, CHAIN_ADAPTER, EvmRepository],
       useFactory: (env: Env, sim: ChainAdapter, repository: EvmRepository) => {
         const settings = evmSettingsFromEnv(env);
-        if (!settings) return new ChainRouter(sim);
+        if (!settings) return new ChainRouter(sim, undefined, repository);
         const rpc = new EvmRpc(settings.rpcUrl);
         const adapter = new EvmChainAdapter(settings, rpc, repository, {
           stepDelayMs: env.CHAIN_SIM_STEP_DELAY_MS,

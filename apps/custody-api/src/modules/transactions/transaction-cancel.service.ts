@@ -82,7 +82,7 @@ export class TransactionCancelService {
         // transaction may be on the chain, and the worker's retry records it (decision 0440). Not cancellable.
         if (
           current.type === 'Withdrawal' &&
-          (await this.chains.for(current).sendMayBeOnChain(manager, current.id))
+          (await this.chains.sendMayBeOnChain(manager, current))
         ) {
           throw conflict(
             'The withdrawal has been signed and may already be on the chain; it can no longer be cancelled',

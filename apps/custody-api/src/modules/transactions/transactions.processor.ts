@@ -131,7 +131,7 @@ export class TransactionsProcessor {
     if (
       current.type === 'Withdrawal' &&
       !(await holdBookEntry(manager, current)) &&
-      !(await chain.sendMayBeOnChain(manager, current.id))
+      !(await this.chains.sendMayBeOnChain(manager, current))
     ) {
       return this.move(current, 'Failed', null, DESTINATION_REMOVED);
     }
