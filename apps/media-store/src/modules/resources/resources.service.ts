@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   defaultSourceFor,
+  SDK_ERROR_CODES,
   MEDIA_MIME_KINDS,
   type MediaKind,
   type MediaResource,
@@ -9,7 +10,7 @@ import {
   SLOT_ALLOWED_MIMES,
   type UploadLabels,
 } from '@tessera/contracts';
-import { APP_CONFIG, AppException, badRequest, conflict, notFound } from '@tessera/platform';
+import { APP_CONFIG, AppException, badRequest, notFound } from '@tessera/platform';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -47,7 +48,7 @@ const asHttpError = (err: unknown): unknown =>
     : err instanceof TooLargeError
       ? new AppException(413, err.message)
       : err instanceof SlotFullError
-        ? conflict(err.message)
+        ? new AppException(409, err.message, undefined, SDK_ERROR_CODES.uploadLimit)
         : err;
 
 /** Stores uploads (sniffed, hashed, size-limited while they stream) and serves their bytes and metadata. */

@@ -222,9 +222,13 @@ export class ResourcesRepository implements OnModuleDestroy {
     const status = response.statusCode ?? 502;
     const body = (await this.json(response).catch(() => ({}))) as { message?: unknown };
     if ([400, 404, 409, 413, 415, 416].includes(status)) {
+      // media-store's reason (the slot's quota: `upload_limit`) goes on to the client with its status.
+      const code = response.headers['x-error-code'];
       return new AppException(
         status,
         typeof body.message === 'string' ? body.message : 'Media request refused',
+        undefined,
+        typeof code === 'string' ? code : undefined,
       );
     }
     return new AppException(502, 'Media storage is unavailable');

@@ -11,14 +11,14 @@ import {
   slotForCode,
   uploadLabelsFor,
 } from '@tessera/contracts';
-import { APP_CONFIG, AppException, badRequest, conflict, notFound } from '@tessera/platform';
+import { APP_CONFIG, AppException, badRequest, notFound } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { DataSource } from 'typeorm';
 import type { Env } from '../../config/env';
 import { ApplicantsService } from '../applicants/applicants.service';
 import type { PartnerContext } from '../products/products.service';
-import { lockOpenSession } from '../sessions/open-session-lock';
+import { lockOpenSession, verificationSubmitted } from '../sessions/open-session-lock';
 import { SessionContexts } from '../sessions/session-contexts';
 import { recordUpload } from './enrollment-uploads';
 import { FileRelay } from './file-relay';
@@ -131,7 +131,8 @@ export class ResourcesService {
     if (!slot) throw badRequest(`Unknown slot ${slotParam}; expected one of ${MEDIA_SLOTS.join(', ')}`);
     if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a file part');
     // The guard's read of this request (it already refused an expired session): uploads close on submit.
-    if ((await this.contexts.take(session))?.enrollmentStatus !== 'open') throw conflict(UPLOADS_CLOSED);
+    if ((await this.contexts.take(session))?.enrollmentStatus !== 'open')
+      throw verificationSubmitted(UPLOADS_CLOSED);
     const fields: Record<string, string> = {};
     let relay: FileRelay<StagedUpload> | undefined;
     let staged: StagedUpload | undefined;
@@ -157,7 +158,8 @@ export class ResourcesService {
       // (409 here, the bytes thrown away) or after it (decision 0441); media-store checks the slot's quota again
       // as it records it; the enrollment records it as its slot's latest, so a reloaded page finds it (0447).
       const stored = await this.dataSource.transaction(async (manager) => {
-        if (!(await lockOpenSession(manager, session.aid, session.sub))) throw conflict(UPLOADS_CLOSED);
+        if (!(await lockOpenSession(manager, session.aid, session.sub)))
+          throw verificationSubmitted(UPLOADS_CLOSED);
         const resource = await this.repository.commit(upload);
         await recordUpload(manager, session.sub, resource);
         return resource;
