@@ -316,6 +316,65 @@ describe.each([
       await putTo(randomUUID(), 'selfie').expect(201);
     });
 
+    it('a staged upload is kept unrecorded until its commit: commit records it once (quota checked again), discard removes it, a forged ticket is 400', async () => {
+      const staged = randomUUID();
+      const base = `/internal/v1/resources/${staged}/selfie`;
+      const stage = () =>
+        http()
+          .put(`${base}/staged?${owner}`)
+          .set(AUTH)
+          .set('content-type', 'application/octet-stream')
+          .send(JPEG)
+          .expect(201);
+      const post = (action: string, ticket: string, path = base, who = owner) =>
+        http().post(`${path}/${action}?${who}`).set(AUTH).send({ ticket });
+      const [before, filesBefore] = [await rows(), await files()];
+      const tickets = await Promise.all(
+        [1, 2, 3, 4, 5].map(async () => (await stage()).body.ticket as string),
+      );
+      expect(await rows()).toBe(before);
+      expect(await files()).toBe(filesBefore + 5);
+      // Another slot, enrollment or applicant, or a changed ticket: not this store's staged upload.
+      const forged = `${tickets[0].slice(0, -2)}AA`;
+      for (const [ticket, path, who] of [
+        [forged, base, owner],
+        [tickets[0], `/internal/v1/resources/${staged}/document_front`, owner],
+        [tickets[0], `/internal/v1/resources/${randomUUID()}/selfie`, owner],
+        [tickets[0], base, `productId=${productId}&applicantId=${randomUUID()}`],
+      ])
+        expect((await post('commits', ticket, path, who).expect(400)).body).toEqual({
+          message: expect.any(String),
+        });
+      // Against a quota of four: one committed, then the other four together; the slot's lock lets three
+      // through and the fifth upload's bytes go. A repeated commit answers the same resource.
+      const first = await post('commits', tickets[0]).expect(201);
+      const answers = await Promise.all(tickets.slice(1).map((t) => post('commits', t)));
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 409]);
+      const repeated = await post('commits', tickets[0]).expect(201);
+      expect(repeated.body).toMatchObject({
+        seq: first.body.seq,
+        sha256: first.body.sha256,
+        addedAtUtc: first.body.addedAtUtc,
+      });
+      expect(await rows()).toBe(before + 4);
+      expect(await files()).toBe(filesBefore + 4);
+      // A committed upload is never discarded; a staged one is.
+      await post('discards', tickets[0]).expect(204);
+      expect(await files()).toBe(filesBefore + 4);
+      const other = await http()
+        .put(`/internal/v1/resources/${staged}/document_front/staged?${owner}`)
+        .set(AUTH)
+        .set('content-type', 'application/octet-stream')
+        .send(JPEG)
+        .expect(201);
+      expect(await files()).toBe(filesBefore + 5);
+      await post('discards', other.body.ticket, `/internal/v1/resources/${staged}/document_front`).expect(
+        204,
+      );
+      expect(await files()).toBe(filesBefore + 4);
+      expect(await rows()).toBe(before + 4);
+    });
+
     it('415 and 413 store nothing (no row, no file, no temp file)', async () => {
       const [before, filesBefore] = [await rows(), await files()];
       await put('selfie', WEBM).expect(415);

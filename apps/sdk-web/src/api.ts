@@ -63,12 +63,24 @@ export interface Resource extends StoredUpload {
   id: string;
 }
 
+/**
+ * The SDK API's machine-readable reasons (its `X-Error-Code` header, decision 0458; the server's
+ * SDK_ERROR_CODES in libs/contracts): the page tells refusals apart by these, never by the English message.
+ */
+export type ApiErrorCode = 'verification_submitted' | 'upload_limit';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The answer's `X-Error-Code`, when it has one. */
+    readonly code?: string,
   ) {
     super(message);
+  }
+
+  is(code: ApiErrorCode): boolean {
+    return this.code === code;
   }
 }
 
@@ -94,7 +106,7 @@ async function call<T>(method: string, path: string, body?: BodyInit, json = tru
   const data = text ? (JSON.parse(text) as unknown) : undefined;
   if (!res.ok) {
     const message = (data as { message?: string } | undefined)?.message ?? res.statusText;
-    throw new ApiError(res.status, message);
+    throw new ApiError(res.status, message, res.headers.get('x-error-code') ?? undefined);
   }
   return data as T;
 }

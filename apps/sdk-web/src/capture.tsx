@@ -32,9 +32,8 @@ export function uploadError(t: Translate, error: unknown, types: string[], limit
   if (error instanceof ApiError) {
     if (error.status === 415) return t('fileTypeRefused', { types: typeNames(types) });
     if (error.status === 413) return t('fileTooLarge', { size: sizeName(limit) });
-    if (error.status === 409) {
-      return /Upload limit/.test(error.message) ? t('uploadLimit') : t('errorAlreadySubmitted');
-    }
+    if (error.is('upload_limit')) return t('uploadLimit');
+    if (error.is('verification_submitted')) return t('errorAlreadySubmitted');
     if (error.status === 0) return t('errorNetwork');
   }
   return t('uploadFailed');

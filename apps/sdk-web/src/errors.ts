@@ -65,7 +65,7 @@ export function screenError(t: Translate, error: unknown, questions: Question[] 
     return { message: t('fieldInvalid', { field: label(field), reason: t(why) }), field };
   }
   if (error.status === 409) {
-    if (/already submitted/.test(error.message)) return { message: t('errorAlreadySubmitted') };
+    if (error.is('verification_submitted')) return { message: t('errorAlreadySubmitted') };
     const missing = /^\w+ is incomplete: (.+) is missing$/.exec(error.message);
     if (missing) return { message: t('missingItem', { item: label(missing[1]) }), field: missing[1] };
     const step = /^Step (\w+) is not submitted yet$/.exec(error.message);

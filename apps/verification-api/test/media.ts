@@ -5,6 +5,8 @@ import {
   freePort,
   type MediaStoreProcess,
   startMediaStoreProcess,
+  startTcpProxy,
+  type TcpProxy,
   TEST_INTERNAL_SERVICE_TOKEN,
 } from '@tessera/testing';
 import { type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
@@ -12,18 +14,25 @@ import { type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
 export interface MediaHarness {
   h: Harness;
   media: MediaStoreProcess;
+  /** With `proxied`: the proxy every call of verification-api to media-store goes through. */
+  proxy?: TcpProxy;
   close: () => Promise<void>;
 }
 
-/** verification-api in process plus the real media-store as a child process on the same database and Redis. */
+/**
+ * verification-api in process plus the real media-store as a child process on the same database and Redis;
+ * `proxied` puts a TCP proxy between them, so a test can stall media-store.
+ */
 export async function startMediaHarness(
   mediaEnv: Record<string, string> = {},
   apiEnv: Record<string, string> = {},
+  opts: { proxied?: boolean } = {},
 ): Promise<MediaHarness> {
   const port = await freePort();
+  const proxy = opts.proxied ? await startTcpProxy('127.0.0.1', port) : undefined;
   const h = await startHarness({
     ...apiEnv,
-    MEDIA_STORE_URL: `http://127.0.0.1:${port}`,
+    MEDIA_STORE_URL: proxy ? proxy.url('http') : `http://127.0.0.1:${port}`,
     INTERNAL_SERVICE_TOKEN: TEST_INTERNAL_SERVICE_TOKEN,
   });
   let media: MediaStoreProcess;
@@ -31,14 +40,17 @@ export async function startMediaHarness(
     media = await startMediaStoreProcess({ ...h.env.env, ...mediaEnv, PORT: String(port) });
   } catch (err) {
     await h.close();
+    await proxy?.close();
     throw err;
   }
   return {
     h,
     media,
+    proxy,
     close: async () => {
       await media.stop();
       await h.close();
+      await proxy?.close();
     },
   };
 }

@@ -120,3 +120,14 @@ export const STEP_MEDIA_SLOTS: Record<string, readonly string[]> = {
   company_docs: ['company_doc'],
   company_documents: ['company_doc'],
 };
+
+/**
+ * Machine-readable reasons of the hosted SDK API's refusals, sent as the `X-Error-Code` header beside the
+ * contract's `{message}` body (decision 0458), so the page never reads the English message.
+ */
+export const SDK_ERROR_CODES = {
+  /** 409: the verification was submitted (or closed) before this write reached the database. */
+  verificationSubmitted: 'verification_submitted',
+  /** 409: the upload's slot holds MEDIA_MAX_UPLOADS_PER_SLOT uploads already (decision 0446). */
+  uploadLimit: 'upload_limit',
+} as const;

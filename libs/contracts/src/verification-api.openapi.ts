@@ -8,7 +8,12 @@ import {
   type RouteSpec,
 } from './openapi-builder';
 import { registerWebhookEvents, registerWebhookRoutes } from './openapi-webhooks';
-import { questionnaireAnswersSchema, questionnaireCreateSchema, sdkPersonalInfoSchema } from './sdk';
+import {
+  questionnaireAnswersSchema,
+  questionnaireCreateSchema,
+  SDK_ERROR_CODES,
+  sdkPersonalInfoSchema,
+} from './sdk';
 import {
   APPLICANT_ACTIONS,
   applicantActionSchema,
@@ -49,6 +54,14 @@ const RESPONSES: Record<string, ResponseSpec> = {
   Forbidden: fail('Valid credentials, but the resource belongs to another product'),
   NotFound: fail('Does not exist for this product (another tenant looks the same)'),
   Conflict: fail('The state does not allow the call; the message says why'),
+  SdkConflict: fail('The state does not allow the call; the message says why', {
+    'X-Error-Code': {
+      description:
+        'Set on the refusals a client tells apart: `verification_submitted` (the verification was submitted or closed first), `upload_limit` (the slot holds its quota of uploads)',
+      schema: { type: 'string', enum: Object.values(SDK_ERROR_CODES) },
+      required: false,
+    },
+  }),
   Gone: fail('The link expired'),
   RequestTimeout: fail('The upload stalled: no bytes came for the idle timeout; nothing is stored'),
   PayloadTooLarge: fail('The file exceeds the size limit of its kind or the upload cap; nothing is stored'),
@@ -497,7 +510,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     responses: {
       200: ok('The stored values', 'SdkPersonalInfoResult', r.sdkPersonalInfoResponse),
       400: 'BadRequest',
-      409: 'Conflict',
+      409: 'SdkConflict',
       ...COMMON,
     },
   }),
@@ -514,7 +527,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
         r.sdkQuestionnaireResponse,
       ),
       400: 'BadRequest',
-      409: 'Conflict',
+      409: 'SdkConflict',
       ...COMMON,
     },
   }),
@@ -548,7 +561,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
       201: ok('Stored; now the active resource of its slot', 'ResourceMetadata', r.resourceMetadataResponse),
       400: 'BadRequest',
       408: 'RequestTimeout',
-      409: 'Conflict',
+      409: 'SdkConflict',
       413: 'PayloadTooLarge',
       415: 'UnsupportedMediaType',
       ...COMMON,
@@ -564,7 +577,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     responses: {
       200: ok('Step submitted', 'SdkStepSubmitResult', r.sdkStepSubmitResponse),
       404: 'NotFound',
-      409: 'Conflict',
+      409: 'SdkConflict',
       ...COMMON,
     },
   }),
@@ -574,7 +587,11 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'sdkSubmit',
     summary: 'Submit the enrollment; the checks then run',
     description: 'Once every required input step is submitted (409 names the first missing one).',
-    responses: { 202: ok('Submitted', 'SdkSubmitResult', r.sdkSubmitResponse), 409: 'Conflict', ...COMMON },
+    responses: {
+      202: ok('Submitted', 'SdkSubmitResult', r.sdkSubmitResponse),
+      409: 'SdkConflict',
+      ...COMMON,
+    },
   }),
   operator({
     method: 'post',

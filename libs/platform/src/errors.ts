@@ -4,7 +4,8 @@ export type FieldErrors = Record<string, string[]>;
 
 /**
  * A domain error with the status it maps to. `errors` carries field messages (custody shape);
- * the verification filter reports only `message`.
+ * the verification filter reports only `message`. `code`, when set, is a machine-readable reason that both
+ * filters send as the `X-Error-Code` header of a 4xx (the body keeps the contract's shape).
  */
 export class AppException extends HttpException {
   constructor(

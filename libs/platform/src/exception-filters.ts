@@ -11,6 +11,8 @@ export interface NormalizedError {
   message: string;
   errors?: FieldErrors;
   retryAfterSeconds?: number;
+  /** The AppException's machine-readable reason, sent as `X-Error-Code` beside the contract's body. */
+  code?: string;
 }
 
 const STATUS_MESSAGES: Record<number, string> = {
@@ -113,7 +115,12 @@ export function normalizeError(exception: unknown): NormalizedError {
     return { status: 429, message: 'Too many requests', retryAfterSeconds: exception.retryAfterSeconds };
   }
   if (exception instanceof AppException) {
-    return { status: exception.getStatus(), message: exception.message, errors: exception.errors };
+    return {
+      status: exception.getStatus(),
+      message: exception.message,
+      errors: exception.errors,
+      code: exception.code,
+    };
   }
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
@@ -161,6 +168,7 @@ abstract class BaseFilter implements ExceptionFilter {
     }
     reply.header('x-request-id', request.id);
     if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+    if (error.code && error.status < 500) reply.header('x-error-code', error.code);
     const body = this.body(error);
     if (body === undefined) {
       reply.status(error.status).send();

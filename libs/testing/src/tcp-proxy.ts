@@ -7,13 +7,22 @@ export interface TcpProxy {
   cut: () => void;
   /** Accepts connections again. */
   restore: () => void;
+  /**
+   * Stops forwarding what clients send (connections stay open, their bytes wait in the proxy): the dependency
+   * is alive but takes nothing in, as a stalled one does.
+   */
+  hold: () => void;
+  /** Forwards what clients sent meanwhile, and from then on. */
+  release: () => void;
   close: () => Promise<void>;
 }
 
 /** A loopback proxy in front of a real service, so a test can make that service unreachable and bring it back. */
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  const pairs = new Map<Socket, Socket>();
   let open = true;
+  let held = false;
   const server = createServer((client) => {
     if (!open) {
       client.destroy();
@@ -25,7 +34,11 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       s.on('close', () => sockets.delete(s));
       s.on('error', () => s.destroy());
     }
-    client.pipe(upstream).pipe(client);
+    pairs.set(client, upstream);
+    client.on('close', () => pairs.delete(client));
+    upstream.pipe(client);
+    if (held) client.pause();
+    else client.pipe(upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
@@ -39,6 +52,18 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     cut,
     restore: () => {
       open = true;
+    },
+    hold: () => {
+      held = true;
+      for (const client of pairs.keys()) {
+        client.unpipe();
+        client.pause();
+      }
+    },
+    release: () => {
+      if (!held) return;
+      held = false;
+      for (const [client, upstream] of pairs) client.pipe(upstream);
     },
     close: async () => {
       cut();

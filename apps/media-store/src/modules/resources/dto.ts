@@ -22,3 +22,6 @@ export const uploadTargetSchema = z
 
 /** GET|HEAD /internal/v1/resources/{enrollmentId}/{slot}/{seq}?productId&applicantId */
 export const resourceKeySchema = z.object({ ...owner, seq: z.coerce.number().int().min(1).max(999_999_999) });
+
+/** POST /internal/v1/resources/{enrollmentId}/{slot}/commits|discards?productId&applicantId: a staged upload. */
+export const stagedTicketSchema = z.object({ ticket: z.string().min(1).max(4096) });

@@ -1,13 +1,28 @@
-import { Controller, Get, Head, Param, Put, Query, Req, Res, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Head,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { resourceKeySchema, uploadTargetSchema } from './dto';
+import { resourceKeySchema, stagedTicketSchema, uploadTargetSchema } from './dto';
 import { InternalAuthGuard } from './internal-auth.guard';
 import { ResourcesService } from './resources.service';
 import { parseRange } from './upload-meter';
 
 /**
- * Internal HTTP API for the bytes (decision 0111). PUT streams an upload in (raw body, any declared type);
- * GET streams it out with one optional Range; HEAD answers the same headers without the body.
+ * Internal HTTP API for the bytes (decision 0111). PUT streams an upload in (raw body, any declared type) and
+ * records it; PUT .../staged streams it in and answers a ticket, which POST .../commits records and
+ * POST .../discards throws away (decision 0457); GET streams it out with one optional Range; HEAD answers the
+ * same headers without the body.
  */
 @Controller('internal/v1/resources')
 @UseGuards(InternalAuthGuard)
@@ -25,6 +40,41 @@ export class ResourcesController {
     const resource = await this.resources.upload(target, request.raw);
     reply.status(201);
     return resource;
+  }
+
+  @Put(':enrollmentId/:slot/staged')
+  async stage(
+    @Param() params: Record<string, string>,
+    @Query() query: Record<string, string>,
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    const target = uploadTargetSchema.parse({ ...query, ...params });
+    const ticket = await this.resources.stage(target, request.raw);
+    reply.status(201);
+    return { ticket };
+  }
+
+  @Post(':enrollmentId/:slot/commits')
+  @HttpCode(201)
+  commit(
+    @Param() params: Record<string, string>,
+    @Query() query: Record<string, string>,
+    @Body() body: unknown,
+  ) {
+    const target = uploadTargetSchema.parse({ ...query, ...params });
+    return this.resources.commit(target, stagedTicketSchema.parse(body).ticket);
+  }
+
+  @Post(':enrollmentId/:slot/discards')
+  @HttpCode(204)
+  async discard(
+    @Param() params: Record<string, string>,
+    @Query() query: Record<string, string>,
+    @Body() body: unknown,
+  ): Promise<void> {
+    const target = uploadTargetSchema.parse({ ...query, ...params });
+    await this.resources.discard(target, stagedTicketSchema.parse(body).ticket);
   }
 
   @Head(':enrollmentId/:slot/:seq')

@@ -106,6 +106,10 @@ export class ResourcesRepository {
     });
   }
 
+  findById(id: string): Promise<ResourceEntity | null> {
+    return this.dataSource.getRepository(ResourceEntity).findOneBy({ id });
+  }
+
   find(filter: ResourceFilter): Promise<ResourceEntity[]> {
     const query = this.dataSource
       .getRepository(ResourceEntity)

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   defaultSourceFor,
+  SDK_ERROR_CODES,
   MEDIA_MIME_KINDS,
   type MediaKind,
   type MediaResource,
@@ -9,7 +10,7 @@ import {
   SLOT_ALLOWED_MIMES,
   type UploadLabels,
 } from '@tessera/contracts';
-import { APP_CONFIG, AppException, conflict, notFound } from '@tessera/platform';
+import { APP_CONFIG, AppException, badRequest, notFound } from '@tessera/platform';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -21,6 +22,7 @@ import {
   SlotFullError,
   toMediaResource,
 } from './resources.repository';
+import { openTicket, sealTicket, type StagedUpload, storageKeyFor } from './staged-ticket';
 import { TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
 
 export interface UploadTarget {
@@ -46,7 +48,7 @@ const asHttpError = (err: unknown): unknown =>
     : err instanceof TooLargeError
       ? new AppException(413, err.message)
       : err instanceof SlotFullError
-        ? conflict(err.message)
+        ? new AppException(409, err.message, undefined, SDK_ERROR_CODES.uploadLimit)
         : err;
 
 /** Stores uploads (sniffed, hashed, size-limited while they stream) and serves their bytes and metadata. */
@@ -70,6 +72,44 @@ export class ResourcesService {
    * blob and no temporary file remain.
    */
   async upload(target: UploadTarget, body: IncomingMessage | Readable): Promise<MediaResource> {
+    return this.record(target, await this.store(target, body));
+  }
+
+  /**
+   * The first half of an upload (decision 0457): streams `body` to blob storage, refused as `upload` refuses,
+   * and hands it back as a ticket without recording it. Only `commit` of the ticket makes it the slot's upload.
+   */
+  async stage(target: UploadTarget, body: IncomingMessage | Readable): Promise<string> {
+    return sealTicket(this.env.INTERNAL_SERVICE_TOKEN, target, await this.store(target, body));
+  }
+
+  /**
+   * The second half: records a staged upload as the slot's active resource, with the slot's quota checked
+   * again under its lock. A ticket committed before answers the same resource again. 400 for a ticket not
+   * sealed for this owner; 409 for a full slot (the blob is removed).
+   */
+  async commit(target: UploadTarget, ticket: string): Promise<MediaResource> {
+    const staged = this.staged(target, ticket);
+    const recorded = await this.repository.findById(staged.id);
+    if (recorded) return toMediaResource(recorded);
+    return this.record(target, staged);
+  }
+
+  /** Removes the blob of a staged upload that will not be committed; one already committed stays. */
+  async discard(target: UploadTarget, ticket: string): Promise<void> {
+    const staged = this.staged(target, ticket);
+    if (await this.repository.findById(staged.id)) return;
+    await this.blobs.remove(staged.storageKey);
+  }
+
+  private staged(target: UploadTarget, ticket: string): StagedUpload {
+    const staged = openTicket(this.env.INTERNAL_SERVICE_TOKEN, target, ticket);
+    if (!staged) throw badRequest('ticket: not a staged upload of this slot');
+    return staged;
+  }
+
+  /** Streams `body` into blob storage through the meter; nothing is left behind when it is refused. */
+  private async store(target: UploadTarget, body: IncomingMessage | Readable): Promise<StagedUpload> {
     // A full slot is refused before a byte is stored (and again under the slot's lock, for uploads in flight).
     const quota = this.env.MEDIA_MAX_UPLOADS_PER_SLOT;
     if ((await this.repository.uploadsIn(target.enrollmentId, target.slot)) >= quota) {
@@ -90,7 +130,7 @@ export class ResourcesService {
     meter.on('error', (err) => (refusal ??= err));
     body.pipe(meter);
     const id = randomUUID();
-    const storageKey = `${target.productId}/${target.enrollmentId}/${target.slot}/${id}`;
+    const storageKey = storageKeyFor(target, id);
     try {
       await this.blobs.put(storageKey, meter, 'application/octet-stream');
     } catch (caught) {
@@ -106,30 +146,43 @@ export class ResourcesService {
       await this.blobs.remove(storageKey).catch(() => undefined);
       throw asHttpError(refusal ?? new Error('Upload ended before the whole body was stored'));
     }
+    return {
+      id,
+      storageKey,
+      mime,
+      sizeBytes: meter.size,
+      sha256: meter.sha256,
+      documentType: target.labels.documentType ?? null,
+      source: target.labels.source ?? defaultSourceFor(target.slot),
+    };
+  }
+
+  /** Records a stored upload as the slot's active resource, quota checked under the slot's lock. */
+  private async record(target: UploadTarget, staged: StagedUpload): Promise<MediaResource> {
     try {
       const row = await this.repository.insertActive(
         {
-          id,
+          id: staged.id,
           tenantId: target.productId,
           applicantId: target.applicantId,
           enrollmentId: target.enrollmentId,
           slot: target.slot,
-          kind: MEDIA_MIME_KINDS[mime],
-          mime,
-          sizeBytes: meter.size,
-          sha256: meter.sha256,
-          storageKey,
-          documentType: target.labels.documentType ?? null,
+          kind: MEDIA_MIME_KINDS[staged.mime],
+          mime: staged.mime,
+          sizeBytes: staged.sizeBytes,
+          sha256: staged.sha256,
+          storageKey: staged.storageKey,
+          documentType: staged.documentType,
           side: sideForSlot(target.slot),
-          source: target.labels.source ?? defaultSourceFor(target.slot),
+          source: staged.source,
         },
-        quota,
+        this.env.MEDIA_MAX_UPLOADS_PER_SLOT,
       );
       return toMediaResource(row);
     } catch (err) {
       await this.blobs
-        .remove(storageKey)
-        .catch((e: unknown) => this.logger.warn(`Orphan blob ${storageKey}: ${e}`));
+        .remove(staged.storageKey)
+        .catch((e: unknown) => this.logger.warn(`Orphan blob ${staged.storageKey}: ${e}`));
       throw asHttpError(err);
     }
   }

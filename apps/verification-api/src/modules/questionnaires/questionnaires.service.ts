@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { QuestionnaireCreateInput } from '@tessera/contracts';
 import { badRequest, conflict, notFound } from '@tessera/platform';
+import { verificationSubmitted } from '../sessions/open-session-lock';
 import { checkAnswer, missingAnswers } from './questionnaire-answers';
 import { type QuestionnaireRow, QuestionnairesRepository } from './questionnaires.repository';
 
@@ -74,7 +75,7 @@ export class QuestionnairesService {
       else values[id] = checked.value;
     }
     const stored = await this.repository.saveAnswers({ ...ctx, answers: values, cleared });
-    if (stored === 'closed') throw conflict('The verification was already submitted');
+    if (stored === 'closed') throw verificationSubmitted();
     return { answers: stored, missing: missingAnswers(questionnaire.questions, stored) };
   }
 

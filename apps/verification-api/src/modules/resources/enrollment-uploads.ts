@@ -1,5 +1,6 @@
 import type { MediaResource } from '@tessera/contracts';
 import type { EntityManager } from 'typeorm';
+import { companyDocuments } from './company-documents';
 
 /** The latest accepted upload of one of the hosted page's slots, as `enrollments.uploads` keeps it. */
 export interface StoredUpload {
@@ -22,9 +23,26 @@ export const uploadKey = (upload: { slot: string; documentType?: string | null }
   upload.slot === 'company_doc' && upload.documentType ? `company_doc:${upload.documentType}` : upload.slot;
 
 /**
- * Records an upload media-store has just kept as the latest of its key (decision 0447), in the upload's
- * transaction under the applicant's lock. An older `seq` never overwrites a newer one. An untyped company
- * document counts only while it is the active one: any newer company document drops it.
+ * The enrollment's record after `upload` (decision 0447): the latest upload of each key, by the rule the step
+ * submit and the checks apply to media-store's list (companyDocuments), so the page and the submit never
+ * disagree. Each slot's newest upload (highest `seq`) is its active one, as in media-store; an older `seq`
+ * never replaces a newer one.
+ */
+export function withUpload(
+  current: Record<string, StoredUpload>,
+  upload: StoredUpload,
+): Record<string, StoredUpload> {
+  const newestFirst = [...Object.values(current), upload].sort((a, b) => b.seq - a.seq);
+  const activeSeq = new Map<string, number>();
+  for (const u of newestFirst) if (!activeSeq.has(u.slot)) activeSeq.set(u.slot, u.seq);
+  const uploads = newestFirst.map((u) => ({ ...u, active: activeSeq.get(u.slot) === u.seq }));
+  const kept = [...uploads.filter((u) => u.slot !== 'company_doc' && u.active), ...companyDocuments(uploads)];
+  return Object.fromEntries(kept.map(({ active: _active, ...u }) => [uploadKey(u), u]));
+}
+
+/**
+ * Records an upload media-store has just kept as the latest of its key (withUpload), in the upload's
+ * transaction under the applicant's lock, which every writer of the record holds: the read sees the last one.
  */
 export async function recordUpload(
   manager: EntityManager,
@@ -40,11 +58,13 @@ export async function recordUpload(
     mime: resource.mime,
     addedAtUtc: resource.addedAtUtc,
   };
-  const key = uploadKey(resource);
-  await manager.query(
-    `UPDATE enrollments
-        SET uploads = (CASE WHEN $4 THEN uploads - 'company_doc' ELSE uploads END) || jsonb_build_object($2::text, $3::jsonb)
-      WHERE id = $1 AND coalesce((uploads -> $2::text ->> 'seq')::int, 0) < $5`,
-    [enrollmentId, key, JSON.stringify(stored), resource.slot === 'company_doc', resource.seq],
+  const [row] = await manager.query<{ uploads: Record<string, StoredUpload> | null }[]>(
+    'SELECT uploads FROM enrollments WHERE id = $1',
+    [enrollmentId],
   );
+  if (!row) return;
+  await manager.query('UPDATE enrollments SET uploads = $2::jsonb WHERE id = $1', [
+    enrollmentId,
+    JSON.stringify(withUpload(row.uploads ?? {}, stored)),
+  ]);
 }

@@ -1,4 +1,3 @@
-import type { MediaResource } from '@tessera/contracts';
 import { AppException } from '@tessera/platform';
 import type { Readable } from 'node:stream';
 
@@ -9,14 +8,14 @@ import type { Readable } from 'node:stream';
  * file at the upload cap, destroys the PUT instead: media-store stores nothing and the slot's previous
  * upload stays active.
  */
-export class FileRelay {
-  private readonly stored: Promise<MediaResource>;
+export class FileRelay<T> {
+  private readonly stored: Promise<T>;
   private readonly done: Promise<void>;
   private settle!: { end: () => void; fail: (reason: Error) => void };
 
   constructor(
     private readonly file: Readable,
-    send: (body: Readable, done: Promise<void>) => Promise<MediaResource>,
+    send: (body: Readable, done: Promise<void>) => Promise<T>,
   ) {
     this.done = new Promise<void>((end, fail) => (this.settle = { end, fail }));
     // A PUT that never started (media storage not configured) leaves nobody waiting for `done`.
@@ -28,8 +27,8 @@ export class FileRelay {
     this.stored.catch(() => this.drain());
   }
 
-  /** The whole body was read cleanly: the PUT ends, and media-store records the upload. */
-  commit(): Promise<MediaResource> {
+  /** The whole body was read cleanly: the PUT ends, and media-store keeps the bytes. */
+  commit(): Promise<T> {
     if (this.file.readableEnded) this.settle.end();
     else this.abort(new Error('The file part ended early'));
     return this.stored;

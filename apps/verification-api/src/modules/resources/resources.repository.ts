@@ -12,6 +12,7 @@ import { APP_CONFIG, AppException, RpcClient } from '@tessera/platform';
 import { Agent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
+import { z } from 'zod';
 import type { Env } from '../../config/env';
 
 export interface MediaKey {
@@ -34,6 +35,14 @@ const mediaTimeout = () => new AppException(504, 'Media storage did not answer i
 
 /** Headers of a bytes answer that are relayed to the partner unchanged. */
 const RELAYED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'];
+
+/** An upload media-store holds the bytes of but has not recorded yet (decision 0457): commit or discard it. */
+export interface StagedUpload {
+  target: MediaTarget;
+  ticket: string;
+}
+
+const stagedReplySchema = z.object({ ticket: z.string() });
 
 export interface MediaBytes {
   status: number;
@@ -93,15 +102,16 @@ export class ResourcesRepository implements OnModuleDestroy {
   }
 
   /**
-   * Streams `body` into media-store. The PUT ends when `done` resolves (media-store then records the upload)
-   * and is destroyed when `done` rejects or `body` fails (media-store stores nothing). media-store's 415/413/409/400
-   * come back as the same status and message.
+   * Streams `body` into media-store as a staged upload (decision 0457). The PUT ends when `done` resolves
+   * (media-store then keeps the bytes, unrecorded, and answers their ticket) and is destroyed when `done` rejects
+   * or `body` fails (media-store stores nothing). media-store's 415/413/409/400 come back as the same status
+   * and message.
    */
-  upload(target: MediaTarget, body: Readable, done: Promise<void>): Promise<MediaResource> {
+  stage(target: MediaTarget, body: Readable, done: Promise<void>): Promise<StagedUpload> {
     const query: Record<string, string> = { productId: target.productId, applicantId: target.applicantId };
     for (const [name, value] of Object.entries(target.labels)) if (value !== undefined) query[name] = value;
-    const url = this.url(`${target.enrollmentId}/${target.slot}`, query);
-    return new Promise<MediaResource>((resolve, reject) => {
+    const url = this.url(`${target.enrollmentId}/${target.slot}/staged`, query);
+    return new Promise<StagedUpload>((resolve, reject) => {
       // Idle while we wait for media-store (it stopped reading, or has the whole body): its fault; otherwise
       // the client's bytes stopped coming.
       const request = this.request(url, 'PUT', { 'content-type': 'application/octet-stream' }, () =>
@@ -115,7 +125,10 @@ export class ResourcesRepository implements OnModuleDestroy {
         // media-store may answer 415/413 before it has read everything: stop sending, keep the answer.
         body.unpipe(request);
         if (response.statusCode === 201) {
-          this.json(response).then((raw) => resolve(mediaResourceSchema.parse(raw)), reject);
+          this.json(response).then(
+            (raw) => resolve({ target, ticket: stagedReplySchema.parse(raw).ticket }),
+            reject,
+          );
         } else {
           // The rest of the body will never be sent: the request must not keep its socket waiting for it.
           this.failure(response)
@@ -133,6 +146,33 @@ export class ResourcesRepository implements OnModuleDestroy {
         (err: Error) => request.destroy(err),
       );
     });
+  }
+
+  /**
+   * Records a staged upload as its slot's active one: a short call (media-store checks the slot's quota again
+   * under the slot's lock). A full slot comes back as 409, and media-store has then removed the bytes.
+   */
+  async commit(staged: StagedUpload): Promise<MediaResource> {
+    const response = await this.post(staged, 'commits');
+    if (response.statusCode === 201) return mediaResourceSchema.parse(await this.json(response));
+    throw await this.failure(response);
+  }
+
+  /** Removes a staged upload's bytes (never those of one committed meanwhile); best effort. */
+  async discard(staged: StagedUpload): Promise<void> {
+    const response = await this.post(staged, 'discards');
+    response.resume();
+    if (response.statusCode !== 204)
+      throw new Error(`media-store answered ${response.statusCode} to a discard`);
+  }
+
+  private post(staged: StagedUpload, action: 'commits' | 'discards'): Promise<IncomingMessage> {
+    const { target, ticket } = staged;
+    const url = this.url(`${target.enrollmentId}/${target.slot}/${action}`, {
+      productId: target.productId,
+      applicantId: target.applicantId,
+    });
+    return this.send(url, 'POST', { 'content-type': 'application/json' }, JSON.stringify({ ticket }));
   }
 
   private url(path: string, query: Record<string, string>): URL {
@@ -157,12 +197,17 @@ export class ResourcesRepository implements OnModuleDestroy {
     return request;
   }
 
-  private send(url: URL, method: string, headers: Record<string, string>): Promise<IncomingMessage> {
+  private send(
+    url: URL,
+    method: string,
+    headers: Record<string, string>,
+    body?: string,
+  ): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const request = this.request(url, method, headers, mediaTimeout);
       request.once('response', resolve);
       request.on('error', reject);
-      request.end();
+      request.end(body);
     });
   }
 
@@ -177,9 +222,13 @@ export class ResourcesRepository implements OnModuleDestroy {
     const status = response.statusCode ?? 502;
     const body = (await this.json(response).catch(() => ({}))) as { message?: unknown };
     if ([400, 404, 409, 413, 415, 416].includes(status)) {
+      // media-store's reason (the slot's quota: `upload_limit`) goes on to the client with its status.
+      const code = response.headers['x-error-code'];
       return new AppException(
         status,
         typeof body.message === 'string' ? body.message : 'Media request refused',
+        undefined,
+        typeof code === 'string' ? code : undefined,
       );
     }
     return new AppException(502, 'Media storage is unavailable');

@@ -11,18 +11,18 @@ import {
   slotForCode,
   uploadLabelsFor,
 } from '@tessera/contracts';
-import { APP_CONFIG, AppException, badRequest, conflict, notFound } from '@tessera/platform';
+import { APP_CONFIG, AppException, badRequest, notFound } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { DataSource } from 'typeorm';
 import type { Env } from '../../config/env';
 import { ApplicantsService } from '../applicants/applicants.service';
 import type { PartnerContext } from '../products/products.service';
-import { lockOpenSession } from '../sessions/open-session-lock';
+import { lockOpenSession, verificationSubmitted } from '../sessions/open-session-lock';
 import { SessionContexts } from '../sessions/session-contexts';
 import { recordUpload } from './enrollment-uploads';
 import { FileRelay } from './file-relay';
-import { type MediaBytes, ResourcesRepository } from './resources.repository';
+import { type MediaBytes, ResourcesRepository, type StagedUpload } from './resources.repository';
 
 /** The contract's resource metadata plus the size and sha256 that media-store measured. */
 export type ResourceMetadata = PartnerResourceMetadata & { sizeBytes: number; sha256: string };
@@ -131,9 +131,11 @@ export class ResourcesService {
     if (!slot) throw badRequest(`Unknown slot ${slotParam}; expected one of ${MEDIA_SLOTS.join(', ')}`);
     if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a file part');
     // The guard's read of this request (it already refused an expired session): uploads close on submit.
-    if ((await this.contexts.take(session))?.enrollmentStatus !== 'open') throw conflict(UPLOADS_CLOSED);
+    if ((await this.contexts.take(session))?.enrollmentStatus !== 'open')
+      throw verificationSubmitted(UPLOADS_CLOSED);
     const fields: Record<string, string> = {};
-    let relay: FileRelay | undefined;
+    let relay: FileRelay<StagedUpload> | undefined;
+    let staged: StagedUpload | undefined;
     try {
       for await (const part of request.parts()) {
         if (part.type === 'field') {
@@ -148,20 +150,25 @@ export class ResourcesService {
         relay = this.relayFile(session, slot, fields, part);
       }
       if (!relay) throw badRequest('A file part named "file" is required');
-      // Only now, with the whole body read cleanly, may media-store keep the upload (decision 0442), and only
-      // while the session is still open: the applicant's lock is held until media-store has recorded it, so a
-      // submit that raced the upload comes wholly before (409 here, nothing kept) or after it (decision 0441).
-      const file = relay;
-      // The enrollment records it as its slot's latest, so a reloaded page finds it (decision 0447).
+      // Only now, with the whole body read cleanly, may media-store keep the bytes (decision 0442). It keeps
+      // them staged, unrecorded, and no lock is held while they reach it (decision 0457).
+      staged = await relay.commit();
+      const upload = staged;
+      // The short commit: under the applicant's lock, so a submit that raced the upload comes wholly before
+      // (409 here, the bytes thrown away) or after it (decision 0441); media-store checks the slot's quota again
+      // as it records it; the enrollment records it as its slot's latest, so a reloaded page finds it (0447).
       const stored = await this.dataSource.transaction(async (manager) => {
-        if (!(await lockOpenSession(manager, session.aid, session.sub))) throw conflict(UPLOADS_CLOSED);
-        const resource = await file.commit();
+        if (!(await lockOpenSession(manager, session.aid, session.sub)))
+          throw verificationSubmitted(UPLOADS_CLOSED);
+        const resource = await this.repository.commit(upload);
         await recordUpload(manager, session.sub, resource);
         return resource;
       });
       return this.partnerShape(this.metadata(session.pid, stored));
     } catch (err) {
       relay?.abort(err);
+      // Never the bytes of an upload media-store recorded: it refuses to discard those.
+      if (staged) await this.repository.discard(staged).catch(() => undefined);
       throw uploadFailure(err);
     }
   }
@@ -171,7 +178,7 @@ export class ResourcesService {
     slot: MediaSlot,
     fields: Record<string, string>,
     part: Multipart & { type: 'file' },
-  ): FileRelay {
+  ): FileRelay<StagedUpload> {
     const labels = uploadLabelsFor(slot).safeParse(fields);
     if (!labels.success) {
       part.file.resume();
@@ -185,7 +192,7 @@ export class ResourcesService {
       slot,
       labels: labels.data,
     };
-    return new FileRelay(part.file, (body, done) => this.repository.upload(target, body, done));
+    return new FileRelay(part.file, (body, done) => this.repository.stage(target, body, done));
   }
 
   private async bytes(

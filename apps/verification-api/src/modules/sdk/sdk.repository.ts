@@ -129,12 +129,12 @@ export class SdkRepository {
    * `enrollment.submitted` is recorded and `applicantPending` written to the outbox. When no step is left to
    * check (every one already has its result), the enrollment becomes `completed` and the applicant keeps its
    * status: nothing would ever decide a `pending` (decision 0441). The enrollment row lock
-   * makes a concurrent second submit see `already`. The applicant's row is locked first, as every review write
+   * makes a concurrent second submit change nothing. The checks are woken only when something is to check. The applicant's row is locked first, as every review write
    * locks it before the enrollment (completeReview, operator actions, expiry): the other order deadlocked
    * against an operator's decision or action on the same applicant.
    */
-  async submitEnrollment(ctx: SdkContext, serverKinds: string[]): Promise<'submitted' | 'already'> {
-    const result = await this.dataSource.transaction(async (manager) => {
+  async submitEnrollment(ctx: SdkContext, serverKinds: string[]): Promise<void> {
+    const toCheck = await this.dataSource.transaction(async (manager) => {
       await lockApplicantRow(manager, ctx.applicant.id);
       const opened = await updateReturning<{ id: string }>(
         manager,
@@ -142,7 +142,7 @@ export class SdkRepository {
           WHERE id = $1 AND status = 'open' RETURNING id`,
         [ctx.enrollmentId],
       );
-      if (opened.length === 0) return 'already';
+      if (opened.length === 0) return false;
       for (const kind of serverKinds) {
         await manager.query(
           `INSERT INTO applicant_steps (applicant_id, enrollment_id, kind, review_status)
@@ -171,7 +171,7 @@ export class SdkRepository {
           `UPDATE enrollments SET status = 'completed', completed_at = now(), updated_at = now() WHERE id = $1`,
           [ctx.enrollmentId],
         );
-        return 'already' as const;
+        return false;
       }
       // A company with an open UBO child stays awaiting_user: it waits for its children (decision 0443).
       await manager.query(
@@ -196,10 +196,9 @@ export class SdkRepository {
           },
         },
       ]);
-      return 'submitted' as const;
+      return true;
     });
-    if (result === 'submitted') this.wakeChecks();
-    return result;
+    if (toCheck) this.wakeChecks();
   }
 
   /** Committed: the worker's step discovery looks for submitted steps now, not at its next poll (decision 0407). */

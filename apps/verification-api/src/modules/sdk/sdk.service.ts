@@ -9,6 +9,7 @@ import {
   VERIFICATION_STEP_KINDS,
 } from '@tessera/contracts';
 import { badRequest, conflict, notFound, unauthorized } from '@tessera/platform';
+import { verificationSubmitted } from '../sessions/open-session-lock';
 import type { SdkTokenClaims } from '@tessera/auth';
 import { toStepResults } from '../applicants/step-results';
 import { QuestionnairesService } from '../questionnaires/questionnaires.service';
@@ -74,7 +75,6 @@ function sameAsStored(key: string, stored: unknown, value: unknown): boolean {
 }
 
 /** The 409 of a write to a session that is no longer open (submitted; or replaced or closed since it was read). */
-const SUBMITTED = 'The verification was already submitted';
 
 /** The 401 message of each refusal, for a session that passed the guard and changed before its handler read it. */
 const REFUSED: Record<SessionRefusal, string> = {
@@ -108,7 +108,7 @@ export class SdkService {
 
   /** Writes are refused once the enrollment is submitted: the checks work on what was there. */
   private assertOpen(ctx: SdkContext): void {
-    if (ctx.enrollmentStatus !== 'open') throw conflict(SUBMITTED);
+    if (ctx.enrollmentStatus !== 'open') throw verificationSubmitted();
   }
 
   async session(claims: SdkTokenClaims) {
@@ -195,7 +195,7 @@ export class SdkService {
       changes[key] = checked.value;
     }
     const saved = await this.repository.saveInfo(ctx, changes);
-    if (saved === 'closed') throw conflict(SUBMITTED);
+    if (saved === 'closed') throw verificationSubmitted();
     for (const key of saved.refused) if (!lockedFields.includes(key)) lockedFields.push(key);
     return { values: pick(saved.info, [...enabled]), lockedFields: lockedFields.sort() };
   }
@@ -255,7 +255,7 @@ export class SdkService {
     const missing = await this.missingFor(ctx, kind);
     if (missing) throw conflict(`${kind} is incomplete: ${missing} is missing`);
     const result = await this.repository.submitStep(ctx, kind);
-    if (result === 'closed') throw conflict(SUBMITTED);
+    if (result === 'closed') throw verificationSubmitted();
     if (!result.ok) throw conflict(`${kind} is already ${result.reviewStatus}`);
     const after = await this.load(claims);
     return { kind, reviewStatus: 'submitted', steps: this.stepList(after) };

@@ -1,3 +1,5 @@
+import { SDK_ERROR_CODES } from '@tessera/contracts';
+import { AppException } from '@tessera/platform';
 import type { EntityManager } from 'typeorm';
 
 /** Takes the applicant's row lock, the first lock of every write about an applicant (review writes too). */
@@ -36,3 +38,10 @@ export async function lockOpenSession(
   await lockApplicantRow(manager, applicantId);
   return enrollmentOpen(manager, applicantId, enrollmentId);
 }
+
+/**
+ * The 409 of an SDK write that found the session submitted or closed, with its reason in `X-Error-Code`
+ * (decision 0458): the page explains it without reading the message.
+ */
+export const verificationSubmitted = (message = 'The verification was already submitted'): AppException =>
+  new AppException(409, message, undefined, SDK_ERROR_CODES.verificationSubmitted);

@@ -1,0 +1,69 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+
+/** Who an upload belongs to and where it goes: the path and query of every internal upload call. */
+export interface UploadOwner {
+  productId: string;
+  applicantId: string;
+  enrollmentId: string;
+  slot: string;
+}
+
+/** An upload whose bytes are in blob storage under `storageKey`, not yet recorded (decision 0457). */
+export interface StagedUpload {
+  id: string;
+  storageKey: string;
+  mime: string;
+  sizeBytes: number;
+  sha256: string;
+  documentType: string | null;
+  source: string | null;
+}
+
+const stagedSchema = z.object({
+  id: z.string().uuid(),
+  mime: z.string(),
+  sizeBytes: z.number().int().min(1),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  documentType: z.string().nullable(),
+  source: z.string().nullable(),
+});
+
+/** The blob key of an upload: the owner's folders, then the upload's id. */
+export const storageKeyFor = (owner: UploadOwner, id: string): string =>
+  `${owner.productId}/${owner.enrollmentId}/${owner.slot}/${id}`;
+
+const mac = (secret: string, owner: UploadOwner, payload: string): Buffer =>
+  createHmac('sha256', secret)
+    .update(`staged-upload\n${owner.productId}\n${owner.applicantId}\n${owner.enrollmentId}\n${owner.slot}\n`)
+    .update(payload)
+    .digest();
+
+/**
+ * The ticket a staged upload is handed back as: what media-store measured of it, signed for its owner, so the
+ * commit (or discard) needs no state of its own. `{base64url JSON}.{base64url HMAC}`.
+ */
+export function sealTicket(secret: string, owner: UploadOwner, staged: StagedUpload): string {
+  const { storageKey: _key, ...measured } = staged;
+  const payload = Buffer.from(JSON.stringify(measured)).toString('base64url');
+  return `${payload}.${mac(secret, owner, payload).toString('base64url')}`;
+}
+
+/** The staged upload a ticket names, or null when it was not sealed by this store for this owner. */
+export function openTicket(secret: string, owner: UploadOwner, ticket: string): StagedUpload | null {
+  const [payload, signature, extra] = ticket.split('.');
+  if (!payload || !signature || extra !== undefined) return null;
+  const given = Buffer.from(signature, 'base64url');
+  const expected = mac(secret, owner, payload);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const parsed = stagedSchema.safeParse(
+    (() => {
+      try {
+        return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      } catch {
+        return undefined;
+      }
+    })(),
+  );
+  return parsed.success ? { ...parsed.data, storageKey: storageKeyFor(owner, parsed.data.id) } : null;
+}
