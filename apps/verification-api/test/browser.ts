@@ -110,3 +110,33 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
     })))`,
   );
 }
+
+/** Between two typed keys: well inside the second after which a closed select's type-to-select starts afresh. */
+const TYPE_AHEAD_KEY_GAP_S = 0.05;
+
+/**
+ * Types `text` into the focused element as key presses 50 ms apart on the browser's own clock (the events'
+ * timestamps), however long the test machine takes between them. page.keyboard.type stamps each key with the
+ * moment it arrives, so a loaded machine can leave more than a second between two letters, and a closed select
+ * then starts its search over (typing 'United K' picks another country); a person typing a name does not.
+ */
+export async function typeAsPerson(page: Page, text: string): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const start = Date.now() / 1000;
+    let n = 0;
+    for (const key of text) {
+      const timestamp = start + TYPE_AHEAD_KEY_GAP_S * n++;
+      await cdp.send('Input.dispatchKeyEvent', {
+        type: 'keyDown',
+        key,
+        text: key,
+        unmodifiedText: key,
+        timestamp,
+      });
+      await cdp.send('Input.dispatchKeyEvent', { type: 'keyUp', key, timestamp });
+    }
+  } finally {
+    await cdp.detach();
+  }
+}

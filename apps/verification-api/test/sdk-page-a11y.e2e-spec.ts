@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mediaFixture } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ARTIFACTS, launchChromium, linkMaker, startPageApp } from './browser';
+import { ARTIFACTS, launchChromium, linkMaker, startPageApp, typeAsPerson } from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
 
@@ -236,8 +236,18 @@ const failing = () =>
 const heading = (page: Page) => page.locator('h1#screen-title');
 const primary = (page: Page) => page.locator('main button.primary');
 /** Waits (a frame or two: the page moves the focus in an effect, after the render) until `id` has the focus. */
-const focused = (page: Page, id: string) =>
-  page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(id)}`, undefined, { timeout: 5_000 });
+async function focused(page: Page, id: string) {
+  try {
+    await page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(id)}`, undefined, {
+      timeout: 5_000,
+    });
+  } catch (err) {
+    const at = await page
+      .evaluate<string>(`(() => { ${COLOUR} return describe(document.activeElement); })()`)
+      .catch(() => 'unknown (the page did not answer)');
+    throw new Error(`The focus did not move to #${id} within 5 s; it is on ${at}`, { cause: err });
+  }
+}
 
 async function open(context: BrowserContext, url: string) {
   const page = await context.newPage();
@@ -414,6 +424,8 @@ describe.each(CONFIGS)('hosted page accessibility: $name', (c) => {
  * the outline of its label (drawn as the button); the outline's contrast against the background behind it.
  */
 interface Focus {
+  /** What the Tab was on its way to. */
+  to: string;
   id: string;
   tag: string;
   outline: string;
@@ -440,7 +452,7 @@ function keyboard(page: Page) {
   const tabTo = async (selector: string) => {
     for (let i = 0; i < 12; i++) {
       await page.keyboard.press('Tab');
-      stops.push(await page.evaluate<Focus>(FOCUS));
+      stops.push({ to: selector, ...(await page.evaluate<Omit<Focus, 'to'>>(FOCUS)) });
       if (await page.evaluate<boolean>(`document.activeElement.matches(${JSON.stringify(selector)})`)) return;
     }
     throw new Error(`Tab never reached ${selector}: ${JSON.stringify(stops.slice(-12))}`);
@@ -483,8 +495,8 @@ describe.each([CONFIGS[0], CONFIGS[1]])('hosted page with the keyboard only: $na
     await page.keyboard.type('10101815');
     await expect(page.locator('#field-dateOfBirth').inputValue()).resolves.toBe('1815-10-10');
     await tabTo('#field-nationality');
-    // A closed select picks an option by typing its first letters.
-    await page.keyboard.type(c.lang === 'de' ? 'Vereinigtes K' : 'United K');
+    // A closed select picks an option by typing its first letters (as a person types: see typeAsPerson).
+    await typeAsPerson(page, c.lang === 'de' ? 'Vereinigtes K' : 'United K');
     await expect(page.locator('#field-nationality').inputValue()).resolves.toBe('GB');
     await tabTo('main button.primary');
     await page.keyboard.press('Enter');
@@ -494,7 +506,7 @@ describe.each([CONFIGS[0], CONFIGS[1]])('hosted page with the keyboard only: $na
 
     // The questionnaire too: a select by typing, a radio with Space, Enter on the button.
     await tabTo('#q-occupation');
-    await page.keyboard.type('ret');
+    await typeAsPerson(page, 'ret');
     await expect(page.locator('#q-occupation').inputValue()).resolves.toBe('retired');
     await tabTo('#q-pep');
     await page.keyboard.press('Space');
