@@ -140,3 +140,22 @@ export async function typeAsPerson(page: Page, text: string): Promise<void> {
     await cdp.detach();
   }
 }
+
+/** The personal information the page suites ask for: the SDK's baseline without the phone, the first four required. */
+export const PERSONAL_INFO = {
+  personalInfoFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality', 'email'],
+  personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality'],
+};
+
+/** An individual level with every step kind the page has (and the server's aml), `questionnaireId` attached. */
+export const everyStepLevel = (name: string, questionnaireId: string) => ({
+  name,
+  applicantType: 'individual',
+  steps: ['personal_information', 'identity_doc', 'selfie', 'liveness', 'questionnaire', 'aml'].map(
+    (kind) => ({
+      kind,
+    }),
+  ),
+  attachedQuestionnaireId: questionnaireId,
+  ...PERSONAL_INFO,
+});

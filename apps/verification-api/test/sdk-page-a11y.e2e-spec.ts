@@ -7,17 +7,23 @@
  * `.tessera/artifacts/sdk-web/a11y.json`. Beside axe: input edges 3:1 (WCAG 1.4.11), 44-px controls on a phone,
  * and keyboard-only passes (focus ring visible at 3:1 at every stop, focus on the heading or the field in error).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mediaFixture } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ARTIFACTS, launchChromium, linkMaker, startPageApp, typeAsPerson } from './browser';
+import {
+  ARTIFACTS,
+  axeViolations,
+  everyStepLevel,
+  launchChromium,
+  linkMaker,
+  PERSONAL_INFO,
+  startPageApp,
+  typeAsPerson,
+} from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
 
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-/** WCAG 2.0/2.1 A and AA, plus axe's best practices (landmarks, heading order) and 2.2's target size. */
-const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
 const FAILING = new Set(['serious', 'critical']);
 
 jest.setTimeout(180_000);
@@ -85,28 +91,13 @@ beforeAll(async () => {
   let productId: string;
   ({ mh, h, key, productId, origin } = await startPageApp());
   await h.admin('post', `/products/${productId}/questionnaires`, QUESTIONNAIRE);
-  await h.admin('post', `/products/${productId}/levels`, {
-    name: 'A11Y_FULL',
-    applicantType: 'individual',
-    steps: [
-      { kind: 'personal_information' },
-      { kind: 'identity_doc' },
-      { kind: 'selfie' },
-      { kind: 'liveness' },
-      { kind: 'questionnaire' },
-      { kind: 'aml' },
-    ],
-    attachedQuestionnaireId: 'a11y',
-    personalInfoFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality', 'email'],
-    personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality'],
-  });
+  await h.admin('post', `/products/${productId}/levels`, everyStepLevel('A11Y_FULL', 'a11y'));
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'A11Y_FORMS',
     applicantType: 'individual',
     steps: [{ kind: 'personal_information' }, { kind: 'questionnaire' }],
     attachedQuestionnaireId: 'a11y',
-    personalInfoFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality', 'email'],
-    personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality'],
+    ...PERSONAL_INFO,
   });
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'A11Y_DOCS',
@@ -197,22 +188,10 @@ const OWN_CHECKS = (phone: boolean) => `(() => {
   return out;
 })()`;
 
-/**
- * Runs axe (and the page's own checks) on the page as it is now and records what it finds. axe goes in through
- * the DevTools protocol (page.evaluate), so the page's CSP (script-src 'self', nothing inline) stays in force.
- */
+/** Runs axe (axeViolations) and the page's own checks on the page as it is now and records what they find. */
 async function audit(page: Page, c: Config, screen: string) {
   const test = expect.getState().currentTestName ?? '';
-  await page.evaluate('document.fonts.ready');
-  if (!(await page.evaluate<boolean>("typeof window.axe === 'object'"))) await page.evaluate(AXE_SOURCE);
-  const options = JSON.stringify({ runOnly: { type: 'tag', values: AXE_TAGS }, resultTypes: ['violations'] });
-  const violations = await page.evaluate<{ id: string; impact: string; help: string; nodes: string[] }[]>(
-    `axe.run(document, ${options}).then((r) => r.violations.map((v) => ({
-      id: v.id, impact: v.impact, help: v.help,
-      nodes: v.nodes.map((n) => n.target.join(' ') + ' | ' + (n.failureSummary || '').replace(/\\s+/g, ' ')),
-    })))`,
-  );
-  for (const v of violations) findings.push({ config: c.name, test, screen, ...v });
+  for (const v of await axeViolations(page)) findings.push({ config: c.name, test, screen, ...v });
   const own = await page.evaluate<{ id: string; help: string; node: string }[]>(OWN_CHECKS(c.mobile));
   for (const o of own) {
     findings.push({

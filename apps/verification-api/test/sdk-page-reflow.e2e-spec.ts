@@ -15,7 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mediaFixture } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ARTIFACTS, axeViolations, launchChromium, linkMaker, startPageApp } from './browser';
+import { ARTIFACTS, axeViolations, everyStepLevel, launchChromium, linkMaker, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
 
@@ -51,21 +51,7 @@ beforeAll(async () => {
   let productId: string;
   ({ mh, h, key, productId, origin } = await startPageApp());
   await h.admin('post', `/products/${productId}/questionnaires`, QUESTIONNAIRE);
-  await h.admin('post', `/products/${productId}/levels`, {
-    name: 'REFLOW_FULL',
-    applicantType: 'individual',
-    steps: [
-      { kind: 'personal_information' },
-      { kind: 'identity_doc' },
-      { kind: 'selfie' },
-      { kind: 'liveness' },
-      { kind: 'questionnaire' },
-      { kind: 'aml' },
-    ],
-    attachedQuestionnaireId: 'reflow',
-    personalInfoFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality', 'email'],
-    personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality'],
-  });
+  await h.admin('post', `/products/${productId}/levels`, everyStepLevel('REFLOW_FULL', 'reflow'));
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'REFLOW_KYB',
     applicantType: 'company',

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { mediaFixture } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ARTIFACTS as SHOTS, launchChromium, linkMaker, startPageApp } from './browser';
+import { ARTIFACTS as SHOTS, launchChromium, linkMaker, PERSONAL_INFO, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
 
@@ -47,8 +47,7 @@ beforeAll(async () => {
     applicantType: 'individual',
     steps: [{ kind: 'personal_information' }, { kind: 'questionnaire' }, { kind: 'aml' }],
     attachedQuestionnaireId: 'profile',
-    personalInfoFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality', 'email'],
-    personalInfoRequiredFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality'],
+    ...PERSONAL_INFO,
   });
   await h.admin('post', `/products/${productId}/levels`, {
     name: 'WEB_FULL',
