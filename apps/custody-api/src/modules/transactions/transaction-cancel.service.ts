@@ -80,10 +80,7 @@ export class TransactionCancelService {
       return await this.repository.transitionWhileLocked(current.id, current.status, async (_, manager) => {
         // A send committed but not recorded (its step rolled back after the node may have taken it): the
         // transaction may be on the chain, and the worker's retry records it (decision 0440). Not cancellable.
-        if (
-          current.type === 'Withdrawal' &&
-          (await this.chains.sendMayBeOnChain(manager, current))
-        ) {
+        if (current.type === 'Withdrawal' && (await this.chains.sendMayBeOnChain(manager, current))) {
           throw conflict(
             'The withdrawal has been signed and may already be on the chain; it can no longer be cancelled',
           );
