@@ -214,17 +214,27 @@ const failing = () =>
 
 const heading = (page: Page) => page.locator('h1#screen-title');
 const primary = (page: Page) => page.locator('main button.primary');
-/** Waits (a frame or two: the page moves the focus in an effect, after the render) until `id` has the focus. */
+/**
+ * Waits (a frame or two: the page moves the focus in an effect, after the render) until `id` has the focus.
+ * The predicate is a function, not a string: Playwright evaluates a string again at every poll with eval, which
+ * the page's CSP (script-src 'self') refuses, so a focus not there at the first look failed at once with an
+ * EvalError instead of being waited for (on a loaded machine the effect often comes a frame later).
+ */
 async function focused(page: Page, id: string) {
   try {
-    await page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(id)}`, undefined, {
-      timeout: 5_000,
-    });
+    await page.waitForFunction(
+      (wanted) =>
+        (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document
+          .activeElement?.id === wanted,
+      id,
+      { timeout: 5_000 },
+    );
   } catch (err) {
     const at = await page
       .evaluate<string>(`(() => { ${COLOUR} return describe(document.activeElement); })()`)
       .catch(() => 'unknown (the page did not answer)');
-    throw new Error(`The focus did not move to #${id} within 5 s; it is on ${at}`, { cause: err });
+    const why = String((err as Error).message).split('\n')[0];
+    throw new Error(`The focus did not come to #${id} (${why}); it is on ${at}`, { cause: err });
   }
 }
 
