@@ -21,7 +21,9 @@ export function summarize(text) {
   }
   for (const m of text.matchAll(/^# pass (\d+)$/gm)) passed += Number(m[1]);
   for (const m of text.matchAll(/^# fail (\d+)$/gm)) failed += Number(m[1]);
-  return { passed, failed, failures: failures(text.split('\n')) };
+  // Jest colours its source excerpt: without the colour codes it is recognised and dropped.
+  // eslint-disable-next-line no-control-regex -- the escape character is what is removed
+  return { passed, failed, failures: failures(text.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) };
 }
 
 /**
