@@ -95,9 +95,11 @@ describe('webhook.events.v1: batches of relayed events', () => {
   });
 
   it('keeps WEBHOOK_CONCURRENCY (8) requests in flight, never more, and never claims a whole batch ahead', async () => {
-    await configure('tenant-bound', '/bound');
-    receiver.on('/bound', { status: 200, delayMs: 40 });
-    const events = Array.from({ length: 200 }, () => event({ tenantId: 'tenant-bound' }));
+    // Two endpoints: one alone may hold only its share, 6 of the 8 (decision 0463).
+    const tenants = ['tenant-bound', 'tenant-bound-2'];
+    for (const tenantId of tenants) await configure(tenantId, `/${tenantId}`);
+    for (const tenantId of tenants) receiver.on(`/${tenantId}`, { status: 200, delayMs: 40 });
+    const events = Array.from({ length: 200 }, (_, i) => event({ tenantId: tenants[i % 2] }));
     receiver.resetInFlight();
     let mostClaimed = 0;
     let watching = true;
@@ -106,7 +108,8 @@ describe('webhook.events.v1: batches of relayed events', () => {
     const watch = (async () => {
       while (watching) {
         const [row] = await db.query(
-          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = 'tenant-bound' AND attempt_count = 0`,
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE tenant_id = ANY ($1) AND attempt_count = 0`,
+          [tenants],
         );
         mostClaimed = Math.max(mostClaimed, row.n);
         await new Promise((r) => setTimeout(r, 5));
@@ -114,7 +117,7 @@ describe('webhook.events.v1: batches of relayed events', () => {
     })();
     await addBatches(events);
     await waitFor(
-      () => receiver.at('/bound').length,
+      () => tenants.reduce((n, t) => n + receiver.at(`/${t}`).length, 0),
       (n) => n >= events.length,
       30_000,
     );
@@ -135,7 +138,14 @@ describe('webhook.events.v1: batches of relayed events', () => {
       () => queue.getJob(added.id!),
       (j) => Boolean(j?.returnvalue),
     );
-    expect(done!.returnvalue).toEqual({ events: 2, recorded: 2, delivered: 2, failed: 0, skipped: 0 });
+    expect(done!.returnvalue).toEqual({
+      events: 2,
+      recorded: 2,
+      delivered: 2,
+      failed: 0,
+      skipped: 0,
+      deferred: 0,
+    });
   });
 });
 

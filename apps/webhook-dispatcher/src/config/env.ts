@@ -49,6 +49,12 @@ export const envSchema = baseEnvSchema
      */
     WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
     /**
+     * A first attempt (the arrival path) waits at most this long for one of its endpoint's request permits; then,
+     * and for every new event of an endpoint with a waiter this old, the delivery is left due for the poller
+     * instead of holding a claim (decision 0463).
+     */
+    WEBHOOK_ENDPOINT_WAIT_MS: z.coerce.number().int().min(10).default(1000),
+    /**
      * webhook.events jobs taken at once per process (each holds up to 100 events; decision 0402). Unset:
      * min(WEBHOOK_CONCURRENCY, 16), and at least ceil(2 × WEBHOOK_CONCURRENCY / 100) + 1 — enough small jobs of a
      * steady stream in progress together, and enough events in hand to keep every delivery slot busy.
@@ -96,6 +102,13 @@ export const jobConcurrency = (env: Env): number =>
 /** The poller's deliveries to one endpoint in flight at once (WEBHOOK_ENDPOINT_CONCURRENCY, or its default). */
 export const endpointConcurrency = (env: Env): number =>
   env.WEBHOOK_ENDPOINT_CONCURRENCY ?? Math.max(1, Math.ceil(env.WEBHOOK_CONCURRENCY / 4));
+
+/**
+ * One endpoint's requests in flight at once per process, first attempts and the poller's together: whatever
+ * leaves WEBHOOK_ENDPOINT_CONCURRENCY permits to the other endpoints, and never less than that (decision 0463).
+ */
+export const endpointRequestLimit = (env: Env): number =>
+  Math.max(endpointConcurrency(env), env.WEBHOOK_CONCURRENCY - endpointConcurrency(env));
 
 /** The only reader of process.env in this app. */
 export const loadEnv = (env: Record<string, string | undefined> = process.env): Env =>

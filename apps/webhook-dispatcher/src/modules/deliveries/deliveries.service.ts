@@ -12,13 +12,13 @@ import {
 } from '@tessera/contracts';
 import { APP_CONFIG, badRequest, conflict, notFound, timeOrderedId } from '@tessera/platform';
 import type { z } from 'zod';
-import { endpointConcurrency, type Env, leaseMarginMs } from '../../config/env';
+import { endpointConcurrency, endpointRequestLimit, type Env, leaseMarginMs } from '../../config/env';
 import { type ActiveEndpoint, EndpointsService } from '../endpoints/endpoints.service';
-import { DeliveriesRepository, type ClaimedDelivery } from './deliveries.repository';
+import { DeliveriesRepository, type ClaimedDelivery, type NewDelivery } from './deliveries.repository';
 import { EgressGuard, TargetRefusedError } from './egress-guard';
 import type { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
 import { HttpSender } from './http-sender';
-import { Permits } from './permits';
+import { EndpointPermits, Permits } from './permits';
 import { WebhookMetrics } from './webhook-metrics';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -45,10 +45,25 @@ export function envelope(e: {
   });
 }
 
+/** The delivery of a relayed event to one endpoint, as it is stored. */
+const newDelivery = (event: WebhookEventPayload, endpointId: string): NewDelivery => ({
+  eventId: event.eventId,
+  endpointId,
+  tenantId: event.tenantId,
+  source: event.source,
+  eventType: event.eventType,
+  entityType: event.entityType,
+  entityId: event.entityId,
+  sequence: event.sequence ?? null,
+  payload: envelope(event),
+  occurredAt: new Date(event.occurredAt),
+});
+
 /** What became of one relayed event. */
 export interface HandledEvent {
   /** Its inbox row was written now (false: a redelivered event). */
   recorded: boolean;
+  /** 'pending': left due for the poller, unsent (its endpoint is not keeping up, or its lease ran short). */
   delivery: 'skipped' | DeliveryStatus;
 }
 
@@ -59,6 +74,8 @@ export interface HandledBatch {
   delivered: number;
   failed: number;
   skipped: number;
+  /** Left due for the poller, unsent. */
+  deferred: number;
 }
 
 /** Deliveries: one per (event, endpoint), attempted at once, then retried on schedule until dead. */
@@ -68,8 +85,8 @@ export class DeliveriesService implements OnModuleDestroy {
   private readonly sender: HttpSender;
   /** Deliveries between their claim and the end of their request: twice the requests, so claims run ahead. */
   private readonly claims: Permits;
-  /** Requests to receivers in flight (WEBHOOK_CONCURRENCY). */
-  private readonly requests: Permits;
+  /** Requests to receivers in flight (WEBHOOK_CONCURRENCY), at most endpointRequestLimit of one endpoint. */
+  private readonly requests: EndpointPermits;
   /** How long before a claim's lease ends its request must be over (clock drift, the record's write). */
   private readonly leaseMarginMs: number;
 
@@ -82,7 +99,11 @@ export class DeliveriesService implements OnModuleDestroy {
     @Inject('WEBHOOK_CA') secureContext: SecureContext | undefined,
   ) {
     this.claims = new Permits(2 * env.WEBHOOK_CONCURRENCY);
-    this.requests = new Permits(env.WEBHOOK_CONCURRENCY);
+    this.requests = new EndpointPermits(
+      env.WEBHOOK_CONCURRENCY,
+      endpointRequestLimit(env),
+      env.WEBHOOK_ENDPOINT_WAIT_MS,
+    );
     this.leaseMarginMs = leaseMarginMs(env.WEBHOOK_LEASE_MS);
     this.sender = new HttpSender({
       timeoutMs: env.WEBHOOK_TIMEOUT_MS,
@@ -99,6 +120,10 @@ export class DeliveriesService implements OnModuleDestroy {
    * deliveries are between their claim and the end of their request: the next claims are group-committed while
    * the current requests run, yet a claim waits for at most one round of requests (each bounded by
    * WEBHOOK_TIMEOUT_MS), far inside its lease, and a large batch never claims more than it is about to attempt.
+   *
+   * An endpoint that is not keeping up (one of its deliveries has waited WEBHOOK_ENDPOINT_WAIT_MS for a request
+   * permit) gets its new deliveries created unclaimed and due: the poller sends them, at most
+   * WEBHOOK_ENDPOINT_CONCURRENCY at a time, and the claims stay free for the other endpoints (decision 0463).
    */
   async handleEvent(event: WebhookEventPayload): Promise<HandledEvent> {
     const endpoint = await this.endpoints.active(event.tenantId, event.source);
@@ -108,22 +133,16 @@ export class DeliveriesService implements OnModuleDestroy {
       const { recorded } = await this.deliveries.arrive({ inbox: event, delivery: null, leaseMs: 0 });
       return { recorded, delivery: 'skipped' };
     }
+    if (this.requests.congested(endpoint.id)) return this.leaveDue(event, endpoint);
     const release = await this.claims.acquire();
+    if (this.requests.congested(endpoint.id)) {
+      release();
+      return this.leaveDue(event, endpoint);
+    }
     try {
       const { recorded, claimed } = await this.deliveries.arrive({
         inbox: event,
-        delivery: {
-          eventId: event.eventId,
-          endpointId: endpoint.id,
-          tenantId: event.tenantId,
-          source: event.source,
-          eventType: event.eventType,
-          entityType: event.entityType,
-          entityId: event.entityId,
-          sequence: event.sequence ?? null,
-          payload: envelope(event),
-          occurredAt: new Date(event.occurredAt),
-        },
+        delivery: newDelivery(event, endpoint.id),
         leaseMs: this.env.WEBHOOK_LEASE_MS,
       });
       if (!claimed) return { recorded, delivery: 'skipped' };
@@ -134,6 +153,18 @@ export class DeliveriesService implements OnModuleDestroy {
     }
   }
 
+  /** The event's delivery created unclaimed and due now, for the poller (its claim would only wait). */
+  private async leaveDue(event: WebhookEventPayload, endpoint: ActiveEndpoint): Promise<HandledEvent> {
+    const { recorded, claimed } = await this.deliveries.arrive({
+      inbox: event,
+      delivery: newDelivery(event, endpoint.id),
+      leaseMs: 0,
+    });
+    if (!claimed) return { recorded, delivery: 'skipped' }; // a redelivered event: its delivery exists
+    this.metrics.deferred.inc();
+    return { recorded, delivery: 'pending' };
+  }
+
   /**
    * A batch of relayed events (one `webhook.events.v1` job): each handled as above, all at once. The job
    * settles only when every event has: a failure fails the job, and its retry redoes only what is missing.
@@ -142,10 +173,18 @@ export class DeliveriesService implements OnModuleDestroy {
     const results = await Promise.allSettled(events.map((e) => this.handleEvent(e)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;
-    const counts: HandledBatch = { events: events.length, recorded: 0, delivered: 0, failed: 0, skipped: 0 };
+    const counts: HandledBatch = {
+      events: events.length,
+      recorded: 0,
+      delivered: 0,
+      failed: 0,
+      skipped: 0,
+      deferred: 0,
+    };
     for (const r of results as PromiseFulfilledResult<HandledEvent>[]) {
       if (r.value.recorded) counts.recorded += 1;
       if (r.value.delivery === 'delivered' || r.value.delivery === 'skipped') counts[r.value.delivery] += 1;
+      else if (r.value.delivery === 'pending') counts.deferred += 1;
       else counts.failed += 1;
     }
     return counts;
@@ -183,16 +222,29 @@ export class DeliveriesService implements OnModuleDestroy {
   }
 
   /**
-   * One attempt: fresh DNS check, signed POST (holding one of the WEBHOOK_CONCURRENCY request permits), then
-   * the attempt row and the new state in one statement.
+   * One attempt: fresh DNS check, signed POST (holding one of the WEBHOOK_CONCURRENCY request permits, at most
+   * endpointRequestLimit of them per endpoint), then the attempt row and the new state in one statement.
    */
   async attempt(
     claimed: ClaimedDelivery,
     endpoint: ActiveEndpoint | null,
-    /** Called once the request is over (answered, failed or refused), before the attempt is recorded. */
+    /**
+     * First attempts (the arrival path) only: called once the request is over (answered, failed or refused),
+     * before the attempt is recorded. Their wait for a request permit is bounded (decision 0463).
+     */
     sent?: () => void,
   ): Promise<DeliveryStatus> {
-    const request = endpoint ? await this.requests.acquire() : () => undefined;
+    // A first attempt (`sent` given) waits a bounded time for its endpoint's permit, then leaves the delivery
+    // due for the poller; the poller's attempts wait their turn (decision 0463).
+    const request = endpoint
+      ? await this.requests.acquire(endpoint.id, sent ? this.env.WEBHOOK_ENDPOINT_WAIT_MS : undefined)
+      : () => undefined;
+    if (!request) {
+      sent?.();
+      await this.deliveries.release(claimed);
+      this.metrics.deferred.inc();
+      return 'pending';
+    }
     const attemptedAt = new Date();
     const number = claimed.attemptCount + 1;
     if (number === 1)

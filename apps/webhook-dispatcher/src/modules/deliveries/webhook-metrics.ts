@@ -8,6 +8,7 @@ export class WebhookMetrics {
   readonly deliveries: Counter<'outcome'>;
   readonly attemptLatency: Histogram<'outcome'>;
   readonly outboxLag: Histogram;
+  readonly deferred: Counter;
 
   constructor(metrics: MetricsService, queues: JobQueues) {
     const registers = [metrics.registry];
@@ -22,6 +23,11 @@ export class WebhookMetrics {
       help: 'HTTP duration of delivery attempts',
       labelNames: ['outcome'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.deferred = new Counter({
+      name: 'webhook_deliveries_deferred_total',
+      help: 'First attempts left due for the poller, unsent: their endpoint was not keeping up (decision 0463)',
       registers,
     });
     this.outboxLag = new Histogram({
