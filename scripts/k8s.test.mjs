@@ -1,10 +1,13 @@
 // deploy/k8s: renders every kustomize overlay with `kubectl kustomize` and validates each object against the
 // Kubernetes schemas (kubernetes-models, and the Prometheus Operator models for the ServiceMonitor), then checks
 // the rules the platform team relies on: probes and resources on every workload, a PDB and an HPA per partner
-// API, media-store reachable only from verification, secrets referenced and never shipped in prod.
+// API, media-store reachable only from verification, secrets referenced and never shipped in prod, both custody
+// processes on the same CHAIN_EVM_* settings, and TRUSTED_PROXIES set for the partner APIs behind the Ingress, with
+// every partner API's and custody process's environment parsed by the app's own schema (built dist/).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -16,11 +19,41 @@ const overlays = readdirSync(overlaysDir).sort();
 const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
 const skip = kubectl.status === 0 ? false : 'kubectl (with its built-in kustomize) is not installed';
 const PARTNER_APIS = ['verification-api', 'custody-api'];
+/** The two custody processes (same image, API and worker entry points): one chain, the same settings (decision 0453). */
+const CUSTODY_PROCESSES = ['custody-api', 'custody-worker'];
+/** The Secret that holds CHAIN_EVM_RPC_URL (a hosted node's URL carries its API key); prod creates it. */
+const CHAIN_SECRET = 'custody-chain';
+/** Stand-ins for the Secrets the prod overlay references and never ships (by name), to parse its environment. */
+const SECRET_STAND_INS = {
+  'tessera-secrets': {
+    DATABASE_URL: 'postgres://tessera@db:5432/tessera',
+    ADMIN_TOKEN: 'stand-in-admin-token-0123456789',
+    SECRETS_MASTER_KEY: Buffer.alloc(32, 1).toString('base64'),
+    INTERNAL_SERVICE_TOKEN: 'stand-in-internal-token-0123456789',
+    METRICS_TOKEN: 'stand-in-metrics-token-0123456789',
+  },
+  [CHAIN_SECRET]: { CHAIN_EVM_RPC_URL: 'https://ethereum-node.example.com/v2/stand-in-key' },
+  'media-store-s3': { S3_ACCESS_KEY_ID: 'stand-in', S3_SECRET_ACCESS_KEY: 'stand-in-secret' },
+};
+/** Each app's env schema and the allow-list parser, as the built apps run them. */
+const require = createRequire(import.meta.url);
+const built = (path) => {
+  const file = join(root, path);
+  assert.ok(existsSync(file), `${path} is missing: run pnpm build first`);
+  return require(file);
+};
+const ENV_LOADERS = {
+  'verification-api': () => built('apps/verification-api/dist/config/env.js').loadEnv,
+  'custody-api': () => built('apps/custody-api/dist/config/env.js').loadEnv,
+};
 
 function render(overlay) {
   const out = spawnSync('kubectl', ['kustomize', join(overlaysDir, overlay)], { encoding: 'utf8' });
   assert.equal(out.status, 0, `kubectl kustomize ${overlay} failed:\n${out.stderr}`);
-  return parseAllDocuments(out.stdout).map((doc) => doc.toJS());
+  // kubectl reads `0x…` (an EVM address in a ConfigMap) as a string, as it overflows a Go integer; YAML 1.2's hex
+  // integers would make it a number here, so that one tag is left out. Manifests never write an integer in hex.
+  const customTags = (tags) => tags.filter((tag) => tag.format !== 'HEX');
+  return parseAllDocuments(out.stdout, { customTags }).map((doc) => doc.toJS());
 }
 
 /** The model class for an object: kubernetes-models for the core API groups, prometheus-operator for CRDs. */
@@ -38,6 +71,49 @@ async function validate(object) {
 }
 
 const byKind = (objects, kind) => objects.filter((o) => o.kind === kind);
+const deployment = (objects, name) => byKind(objects, 'Deployment').find((d) => d.metadata.name === name);
+
+/**
+ * A container's environment as the kubelet assembles it: envFrom in order, then env. Values come from the
+ * rendered ConfigMaps and Secrets; a Secret the overlay does not ship contributes nothing but its name.
+ */
+function environmentOf(objects, container) {
+  const values = {};
+  const from = {};
+  const unshipped = [];
+  for (const source of container.envFrom ?? []) {
+    const ref = source.configMapRef ?? source.secretRef;
+    const kind = source.configMapRef ? 'ConfigMap' : 'Secret';
+    const object = byKind(objects, kind).find((o) => o.metadata.name === ref.name);
+    if (!object) {
+      unshipped.push(ref.name);
+      continue;
+    }
+    const data =
+      kind === 'Secret'
+        ? Object.fromEntries(
+            Object.entries(object.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]),
+          )
+        : (object.data ?? {});
+    for (const [key, value] of Object.entries({ ...data, ...(object.stringData ?? {}) })) {
+      values[key] = value;
+      from[key] = `${kind}/${ref.name}`;
+    }
+  }
+  for (const { name, value } of container.env ?? []) {
+    values[name] = value;
+    from[name] = 'env';
+  }
+  return { values, from, unshipped };
+}
+
+const chainSettings = ({ values, from }) =>
+  Object.fromEntries(
+    Object.keys(values)
+      .filter((k) => k.startsWith('CHAIN_EVM_'))
+      .sort()
+      .map((k) => [k, { value: values[k], from: from[k] }]),
+  );
 
 test('the validator refuses an invalid object', { skip }, async () => {
   const broken = {
@@ -105,7 +181,7 @@ for (const overlay of overlays) {
           .flatMap((c) => c.envFrom ?? [])
           .flatMap((e) => (e.secretRef ? [e.secretRef.name] : [])),
       );
-      assert.deepEqual([...referenced].sort(), ['media-store-s3', 'tessera-secrets']);
+      assert.deepEqual([...referenced].sort(), [CHAIN_SECRET, 'media-store-s3', 'tessera-secrets']);
       const shipped = byKind(objects, 'Secret').map((s) => s.metadata.name);
       if (overlay === 'prod') assert.deepEqual(shipped, []);
       else assert.deepEqual(shipped.sort(), [...referenced].sort());
@@ -132,6 +208,73 @@ for (const overlay of overlays) {
           service.spec.ports.some((p) => p.name === 'http'),
           service.metadata.name,
         );
+      }
+    });
+
+    test('both custody processes get the same CHAIN_EVM_* settings, the node URL from a Secret', () => {
+      const [api, worker] = CUSTODY_PROCESSES.map((name) => {
+        const d = deployment(objects, name);
+        assert.ok(d, `no Deployment ${name}`);
+        return environmentOf(objects, d.spec.template.spec.containers[0]);
+      });
+      for (const [i, env] of [api, worker].entries()) {
+        const name = CUSTODY_PROCESSES[i];
+        // The chain id and the USDT contract are plain configuration; the node URL is a Secret's (it may hold a key).
+        for (const key of ['CHAIN_EVM_CHAIN_ID', 'CHAIN_EVM_USDT_CONTRACT'])
+          assert.match(env.from[key] ?? 'unset', /^ConfigMap\//, `${name}: ${key} from a ConfigMap`);
+        if (env.unshipped.includes(CHAIN_SECRET)) assert.equal(env.values.CHAIN_EVM_RPC_URL, undefined);
+        else assert.equal(env.from.CHAIN_EVM_RPC_URL, `Secret/${CHAIN_SECRET}`, `${name}: CHAIN_EVM_RPC_URL`);
+        assert.ok(
+          env.unshipped.includes(CHAIN_SECRET) || env.values.CHAIN_EVM_RPC_URL,
+          `${name}: CHAIN_EVM_RPC_URL comes from Secret ${CHAIN_SECRET}`,
+        );
+      }
+      assert.deepEqual(chainSettings(worker), chainSettings(api), "the API has the worker's CHAIN_EVM_*");
+      assert.deepEqual(worker.unshipped, api.unshipped);
+      // Only the custody processes see the node.
+      for (const d of byKind(objects, 'Deployment').filter(
+        (d) => !CUSTODY_PROCESSES.includes(d.metadata.name),
+      )) {
+        const env = environmentOf(objects, d.spec.template.spec.containers[0]);
+        assert.deepEqual(chainSettings(env), {}, `${d.metadata.name} has no CHAIN_EVM_*`);
+      }
+    });
+
+    test('each partner API trusts X-Forwarded-For from the Ingress only (TRUSTED_PROXIES set, same value)', () => {
+      const { IpAllowList, cidrProblem } = built('libs/auth/dist/index.js');
+      const values = PARTNER_APIS.map((name) => {
+        const { values: env } = environmentOf(
+          objects,
+          deployment(objects, name).spec.template.spec.containers[0],
+        );
+        const list = (env.TRUSTED_PROXIES ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        assert.ok(list.length > 0, `${name}: TRUSTED_PROXIES is empty, so every client is the Ingress`);
+        for (const cidr of list) assert.equal(cidrProblem(cidr), undefined, `${name}: ${cidr}`);
+        assert.doesNotThrow(() => new IpAllowList(list));
+        return env.TRUSTED_PROXIES;
+      });
+      assert.equal(
+        new Set(values).size,
+        1,
+        `the partner APIs trust different proxies: ${values.join(' / ')}`,
+      );
+    });
+
+    test("every partner API's and custody process's environment parses with the app's own schema", () => {
+      for (const name of [...PARTNER_APIS, 'verification-worker', 'custody-worker']) {
+        const container = deployment(objects, name).spec.template.spec.containers[0];
+        const { values, unshipped } = environmentOf(objects, container);
+        assert.ok(
+          overlay === 'prod' || unshipped.length === 0,
+          `${name}: ${unshipped} not shipped in ${overlay}`,
+        );
+        const loadEnv = ENV_LOADERS[name.replace('-worker', '-api')]();
+        const standIns = Object.assign({}, ...unshipped.map((secret) => SECRET_STAND_INS[secret]));
+        const env = loadEnv({ ...standIns, ...values });
+        if (name.startsWith('custody-')) assert.ok(env.CHAIN_EVM_RPC_URL, `${name}: CHAIN_EVM_RPC_URL`);
       }
     });
   });

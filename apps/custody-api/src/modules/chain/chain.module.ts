@@ -3,6 +3,7 @@ import { APP_CONFIG } from '@tessera/platform';
 import type { Env } from '../../config/env';
 import { CHAIN_ADAPTER, type ChainAdapter, SimChainAdapter } from './chain-adapter';
 import { ChainRouter } from './chain-router';
+import { EvmBootCheck } from './evm/evm-boot-check';
 import { EvmChainAdapter } from './evm/evm-chain.adapter';
 import { EvmRpc } from './evm/evm-rpc';
 import { EvmRepository } from './evm/evm.repository';
@@ -25,6 +26,7 @@ export function chainFromEnv(env: Env): ChainAdapter {
       useFactory: chainFromEnv,
     },
     EvmRepository,
+    EvmBootCheck,
     {
       provide: ChainRouter,
       inject: [APP_CONFIG, CHAIN_ADAPTER, EvmRepository],

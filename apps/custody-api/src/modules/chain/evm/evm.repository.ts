@@ -114,6 +114,19 @@ export class EvmRepository implements OnModuleDestroy {
 
   constructor(@InjectDataSource() readonly db: DataSource) {}
 
+  /**
+   * What this database holds of the EVM chain, read at boot (EvmBootCheck): live keys' wallets on an `ethereum`
+   * asset, and whether a worker has ever worked a node here (a scan cursor or an EVM transfer).
+   */
+  async footprint(): Promise<{ liveWallets: number; chainRecords: boolean }> {
+    const [row] = await this.db.query(
+      `SELECT (SELECT count(*)::int FROM "wallets" w JOIN "assets" s ON s."id" = w."asset_id"
+                WHERE w."environment" = 'production' AND s."network" = 'ethereum') AS "liveWallets",
+              (EXISTS (SELECT 1 FROM "evm_cursors") OR EXISTS (SELECT 1 FROM "evm_transfers")) AS "chainRecords"`,
+    );
+    return { liveWallets: row.liveWallets as number, chainRecords: row.chainRecords as boolean };
+  }
+
   async onModuleDestroy(): Promise<void> {
     const side = await this.side?.catch(() => undefined);
     if (side?.isInitialized) await side.destroy();
