@@ -7,6 +7,23 @@ export const envSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(3004),
   /** Bearer token of the internal HTTP API (verification-api sends it); compared in constant time. */
   INTERNAL_SERVICE_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+  /**
+   * HMAC key of staged-upload tickets (decision 0460), so that INTERNAL_SERVICE_TOKEN rotates without failing the
+   * uploads in flight. Unset: INTERNAL_SERVICE_TOKEN keys them, as before. Rotation: docs/deploy.md.
+   */
+  MEDIA_TICKET_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** The ticket key before a rotation: still accepted to open tickets, never used to seal one. */
+  MEDIA_TICKET_SECRET_PREVIOUS: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * A staged upload neither committed nor discarded after this many seconds is swept: its bytes are removed
+   * and a later commit answers 410 (decision 0460). It must exceed the longest stage-to-commit gap of
+   * verification-api (its lock wait plus MEDIA_STORE_TIMEOUT_MS, under two minutes): one hour by default.
+   */
+  MEDIA_STAGED_TTL_SECONDS: z.coerce.number().int().min(300).max(604800).default(3600),
+  /** How often each replica sweeps expired staged uploads; 0 never (another replica or process sweeps). */
+  MEDIA_STAGED_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).default(60000),
+  /** Staged uploads one sweep transaction removes at most; a sweep repeats while it fills whole batches. */
+  MEDIA_STAGED_SWEEP_BATCH: z.coerce.number().int().min(1).max(1000).default(100),
   /** Where blobs live: `fs` (MEDIA_FS_ROOT) or `s3` (the S3_* settings; MinIO in docker compose). */
   MEDIA_STORAGE: z.enum(['fs', 's3']).default('fs'),
   MEDIA_FS_ROOT: z.string().default('.tessera/media'),

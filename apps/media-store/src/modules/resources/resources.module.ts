@@ -9,6 +9,7 @@ import { ResourcesRpcController } from './resources-rpc.controller';
 import { ResourcesController } from './resources.controller';
 import { ResourcesRepository } from './resources.repository';
 import { ResourcesService } from './resources.service';
+import { StagedUploadSweeper } from './staged-upload-sweeper';
 
 @Module({
   controllers: [ResourcesController, ResourcesRpcController],
@@ -16,6 +17,7 @@ import { ResourcesService } from './resources.service';
     { provide: BlobRepository, useFactory: blobRepositoryFor, inject: [APP_CONFIG] },
     ResourcesRepository,
     ResourcesService,
+    StagedUploadSweeper,
     InternalAuthGuard,
   ],
   exports: [ResourcesService],

@@ -52,6 +52,22 @@ export class SlotFullError extends Error {
 }
 
 /**
+ * The staged upload being committed has no staged row any more (decision 0460): it was swept or discarded, so its
+ * bytes are gone; or it was staged before staged rows existed.
+ */
+export class StagedUploadGoneError extends Error {
+  constructor() {
+    super('The staged upload is no longer staged');
+  }
+}
+
+/** A staged upload the sweeper found expired: its id and where its bytes are. */
+export interface ExpiredStagedUpload {
+  id: string;
+  storageKey: string;
+}
+
+/**
  * The uploads a slot of an enrollment holds (its highest sequence number: none is ever deleted) and the clock,
  * read now (clock_timestamp(), not now(): the transaction's start) and cut to milliseconds, what a JS Date holds.
  */
@@ -79,12 +95,32 @@ export class ResourcesRepository {
    * and an upload past the slot's quota (`maxUploads`) is refused under it (SlotFullError) before anything
    * changes. The stamp of both (the new row's created_at, the old one's superseded_at) is read once the lock is
    * held, so stamps follow the order the lock gives and an upload is never older than the one it supersedes.
+   *
+   * With `staged` (every upload since decision 0460) the upload's staged row is deleted in the same transaction:
+   * when it is gone (a sweep or a discard removed the bytes, and holds the row's lock until they are removed) the
+   * upload is not recorded: StagedUploadGoneError, or the resource itself when a concurrent commit of the same
+   * upload recorded it first.
    */
-  async insertActive(input: NewResource, maxUploads = Number.MAX_SAFE_INTEGER): Promise<ResourceEntity> {
+  async insertActive(
+    input: NewResource,
+    maxUploads = Number.MAX_SAFE_INTEGER,
+    staged = true,
+  ): Promise<ResourceEntity> {
     return this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
         `media:slot:${input.enrollmentId}:${input.slot}`,
       ]);
+      if (staged) {
+        const [{ claimed }] = (await manager.query(
+          'WITH "d" AS (DELETE FROM "media"."staged_uploads" WHERE "id" = $1 RETURNING 1) SELECT count(*)::int AS "claimed" FROM "d"',
+          [input.id],
+        )) as Array<{ claimed: number }>;
+        if (claimed === 0) {
+          const recorded = await manager.findOneBy(ResourceEntity, { id: input.id });
+          if (recorded) return recorded;
+          throw new StagedUploadGoneError();
+        }
+      }
       const [{ uploads, at }] = (await manager.query(SLOT_STATE, [input.enrollmentId, input.slot])) as Array<{
         uploads: number;
         at: Date;
@@ -103,6 +139,64 @@ export class ResourcesRepository {
         supersededAt: null,
       });
       return manager.save(row);
+    });
+  }
+
+  /** Notes that bytes are about to be stored under `storageKey`, unrecorded: swept unless committed in time. */
+  async recordStaged(id: string, storageKey: string): Promise<void> {
+    await this.dataSource.query(
+      'INSERT INTO "media"."staged_uploads" ("id", "storage_key") VALUES ($1, $2)',
+      [id, storageKey],
+    );
+  }
+
+  /** Forgets a staged upload whose bytes were removed (a refused upload, a full slot at commit). */
+  async forgetStaged(id: string): Promise<void> {
+    await this.dataSource.query('DELETE FROM "media"."staged_uploads" WHERE "id" = $1', [id]);
+  }
+
+  /**
+   * Discards a staged upload: under its row's lock (a racing commit waits, then finds it gone), `remove` deletes
+   * the bytes, then the row. False when the upload is not staged (committed, swept, discarded, or staged before
+   * decision 0460); nothing is removed then.
+   */
+  async discardStaged(id: string, remove: () => Promise<void>): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows = (await manager.query('SELECT 1 FROM "media"."staged_uploads" WHERE "id" = $1 FOR UPDATE', [
+        id,
+      ])) as unknown[];
+      if (rows.length === 0) return false;
+      await remove();
+      await manager.query('DELETE FROM "media"."staged_uploads" WHERE "id" = $1', [id]);
+      return true;
+    });
+  }
+
+  /**
+   * One sweep batch (decision 0460): locks at most `batch` staged uploads older than `ttlSeconds` (by the
+   * database's clock), skipping those another replica's sweep, a commit or a discard holds; `remove` deletes each
+   * one's bytes and the rows of those removed are deleted in the same transaction. A commit of one of them waits
+   * for this transaction, then finds its row gone. Answers how many were locked and how many removed.
+   */
+  async sweepStaged(
+    ttlSeconds: number,
+    batch: number,
+    remove: (upload: ExpiredStagedUpload) => Promise<boolean>,
+  ): Promise<{ expired: number; removed: number }> {
+    return this.dataSource.transaction(async (manager) => {
+      const expired = (
+        (await manager.query(
+          `SELECT "id", "storage_key" FROM "media"."staged_uploads"
+            WHERE "created_at" < now() - make_interval(secs => $1)
+            ORDER BY "created_at" LIMIT $2 FOR UPDATE SKIP LOCKED`,
+          [ttlSeconds, batch],
+        )) as Array<{ id: string; storage_key: string }>
+      ).map((row) => ({ id: row.id, storageKey: row.storage_key }));
+      const removed: string[] = [];
+      for (const upload of expired) if (await remove(upload)) removed.push(upload.id);
+      if (removed.length > 0)
+        await manager.query('DELETE FROM "media"."staged_uploads" WHERE "id" = ANY($1::uuid[])', [removed]);
+      return { expired: expired.length, removed: removed.length };
     });
   }
 

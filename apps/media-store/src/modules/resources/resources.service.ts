@@ -20,9 +20,17 @@ import {
   ResourcesRepository,
   type ResourceFilter,
   SlotFullError,
+  StagedUploadGoneError,
   toMediaResource,
 } from './resources.repository';
-import { openTicket, sealTicket, type StagedUpload, storageKeyFor } from './staged-ticket';
+import {
+  openTicket,
+  sealTicket,
+  type StagedUpload,
+  storageKeyFor,
+  type TicketKeys,
+  ticketKeysFrom,
+} from './staged-ticket';
 import { TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
 
 export interface UploadTarget {
@@ -41,6 +49,17 @@ export interface ResourceKey {
   seq: number;
 }
 
+/** `x-error-code` of a commit whose staged upload expired and was swept (decision 0460). */
+export const STAGED_UPLOAD_EXPIRED = 'staged_upload_expired';
+
+const stagedUploadExpired = () =>
+  new AppException(
+    410,
+    'ticket: the staged upload expired and its bytes were removed; upload the file again',
+    undefined,
+    STAGED_UPLOAD_EXPIRED,
+  );
+
 /** A refusal of the meter or of a full slot as the answer the client gets; anything else unchanged (a 500). */
 const asHttpError = (err: unknown): unknown =>
   err instanceof UnsupportedTypeError
@@ -55,12 +74,20 @@ const asHttpError = (err: unknown): unknown =>
 @Injectable()
 export class ResourcesService {
   private readonly logger = new Logger(ResourcesService.name);
+  private readonly tickets: TicketKeys;
 
   constructor(
     private readonly repository: ResourcesRepository,
     private readonly blobs: BlobRepository,
     @Inject(APP_CONFIG) private readonly env: Env,
-  ) {}
+  ) {
+    this.tickets = ticketKeysFrom(env);
+    if (!env.MEDIA_TICKET_SECRET)
+      this.logger.warn(
+        'MEDIA_TICKET_SECRET is unset: staged-upload tickets are keyed by INTERNAL_SERVICE_TOKEN, so rotating it ' +
+          'fails the uploads in flight (docs/deploy.md, "Rotating media-store secrets")',
+      );
+  }
 
   limitFor(kind: MediaKind): number {
     return kind === 'video' ? this.env.MEDIA_MAX_VIDEO_BYTES : this.env.MEDIA_MAX_IMAGE_BYTES;
@@ -80,13 +107,14 @@ export class ResourcesService {
    * and hands it back as a ticket without recording it. Only `commit` of the ticket makes it the slot's upload.
    */
   async stage(target: UploadTarget, body: IncomingMessage | Readable): Promise<string> {
-    return sealTicket(this.env.INTERNAL_SERVICE_TOKEN, target, await this.store(target, body));
+    return sealTicket(this.tickets, target, await this.store(target, body));
   }
 
   /**
    * The second half: records a staged upload as the slot's active resource, with the slot's quota checked
    * again under its lock. A ticket committed before answers the same resource again. 400 for a ticket not
-   * sealed for this owner; 409 for a full slot (the blob is removed).
+   * sealed for this owner; 409 for a full slot (the blob is removed); 410 when the staged upload expired and
+   * was swept, or was discarded (decision 0460): nothing is recorded.
    */
   async commit(target: UploadTarget, ticket: string): Promise<MediaResource> {
     const staged = this.staged(target, ticket);
@@ -95,15 +123,21 @@ export class ResourcesService {
     return this.record(target, staged);
   }
 
-  /** Removes the blob of a staged upload that will not be committed; one already committed stays. */
+  /**
+   * Removes the blob of a staged upload that will not be committed; one already committed stays. A commit racing
+   * the discard either records the upload first (then nothing is removed) or answers 410.
+   */
   async discard(target: UploadTarget, ticket: string): Promise<void> {
     const staged = this.staged(target, ticket);
+    if (await this.repository.discardStaged(staged.id, () => this.blobs.remove(staged.storageKey))) return;
+    // Not staged: committed (kept), or swept or discarded before (nothing left), or staged by a media-store
+    // older than decision 0460 (no row): its bytes go as they always did.
     if (await this.repository.findById(staged.id)) return;
     await this.blobs.remove(staged.storageKey);
   }
 
   private staged(target: UploadTarget, ticket: string): StagedUpload {
-    const staged = openTicket(this.env.INTERNAL_SERVICE_TOKEN, target, ticket);
+    const staged = openTicket(this.tickets, target, ticket);
     if (!staged) throw badRequest('ticket: not a staged upload of this slot');
     return staged;
   }
@@ -131,11 +165,20 @@ export class ResourcesService {
     body.pipe(meter);
     const id = randomUUID();
     const storageKey = storageKeyFor(target, id);
+    // Noted before a byte is stored: bytes never committed (a caller that died, a lost discard, a crash here)
+    // are swept after MEDIA_STAGED_TTL_SECONDS (decision 0460).
+    try {
+      await this.repository.recordStaged(id, storageKey);
+    } catch (err) {
+      body.resume();
+      throw err;
+    }
     try {
       await this.blobs.put(storageKey, meter, 'application/octet-stream');
     } catch (caught) {
       body.unpipe(meter);
       body.resume();
+      await this.forget(id);
       throw asHttpError(refusal ?? caught);
     } finally {
       body.off('close', aborted);
@@ -143,7 +186,10 @@ export class ResourcesService {
     const mime = meter.mime;
     if (refusal || !mime || !meter.writableFinished) {
       // A driver that stopped reading early without failing must not leave a partial blob behind.
-      await this.blobs.remove(storageKey).catch(() => undefined);
+      await this.blobs
+        .remove(storageKey)
+        .then(() => this.forget(id))
+        .catch(() => undefined);
       throw asHttpError(refusal ?? new Error('Upload ended before the whole body was stored'));
     }
     return {
@@ -157,8 +203,34 @@ export class ResourcesService {
     };
   }
 
-  /** Records a stored upload as the slot's active resource, quota checked under the slot's lock. */
+  /** Drops the staged row of an upload whose bytes are gone; the sweeper retries when this fails. */
+  private forget(id: string): Promise<void> {
+    return this.repository
+      .forgetStaged(id)
+      .catch((e: unknown) => this.logger.warn(`Staged row ${id} left to the sweeper: ${e}`));
+  }
+
+  /**
+   * Records a stored upload as the slot's active resource, quota checked under the slot's lock, its staged row
+   * deleted in the same transaction. 410 when that row is gone with its bytes (swept or discarded).
+   */
   private async record(target: UploadTarget, staged: StagedUpload): Promise<MediaResource> {
+    try {
+      return await this.insert(target, staged, true);
+    } catch (err) {
+      if (!(err instanceof StagedUploadGoneError)) throw err;
+      // No row and no bytes: swept or discarded (whoever removed them held the row until they were gone). No row
+      // but bytes: staged by a media-store older than decision 0460, which nothing sweeps or discards now.
+      if (!(await this.blobs.exists(staged.storageKey))) throw stagedUploadExpired();
+      return this.insert(target, staged, false);
+    }
+  }
+
+  private async insert(
+    target: UploadTarget,
+    staged: StagedUpload,
+    fromStaged: boolean,
+  ): Promise<MediaResource> {
     try {
       const row = await this.repository.insertActive(
         {
@@ -177,13 +249,45 @@ export class ResourcesService {
           source: staged.source,
         },
         this.env.MEDIA_MAX_UPLOADS_PER_SLOT,
+        fromStaged,
       );
       return toMediaResource(row);
     } catch (err) {
-      await this.blobs
-        .remove(staged.storageKey)
-        .catch((e: unknown) => this.logger.warn(`Orphan blob ${staged.storageKey}: ${e}`));
+      if (err instanceof StagedUploadGoneError) throw err;
+      // Not recorded (a full slot, a failure): the bytes go, then the staged row (left to the sweeper if the
+      // bytes could not be removed).
+      await this.blobs.remove(staged.storageKey).then(
+        () => (fromStaged ? this.forget(staged.id) : undefined),
+        (e: unknown) => this.logger.warn(`Blob ${staged.storageKey} left to the sweeper: ${e}`),
+      );
       throw asHttpError(err);
+    }
+  }
+
+  /**
+   * One sweep (decision 0460): the bytes of staged uploads older than MEDIA_STAGED_TTL_SECONDS are removed, a
+   * batch per transaction, repeated while batches come back full and wholly removed. Safe on every replica at
+   * once. Answers how many were removed.
+   */
+  async sweepStaged(keepGoing: () => boolean = () => true): Promise<number> {
+    const batch = this.env.MEDIA_STAGED_SWEEP_BATCH;
+    let total = 0;
+    for (;;) {
+      const { expired, removed } = await this.repository.sweepStaged(
+        this.env.MEDIA_STAGED_TTL_SECONDS,
+        batch,
+        async ({ storageKey }) => {
+          try {
+            await this.blobs.remove(storageKey);
+            return true;
+          } catch (e) {
+            this.logger.warn(`Expired staged blob ${storageKey} not removed, retried next sweep: ${e}`);
+            return false;
+          }
+        },
+      );
+      total += removed;
+      if (expired < batch || removed < expired || !keepGoing()) return total;
     }
   }
 

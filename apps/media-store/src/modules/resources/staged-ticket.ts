@@ -40,22 +40,45 @@ const mac = (secret: string, owner: UploadOwner, payload: string): Buffer =>
     .digest();
 
 /**
- * The ticket a staged upload is handed back as: what media-store measured of it, signed for its owner, so the
- * commit (or discard) needs no state of its own. `{base64url JSON}.{base64url HMAC}`.
+ * The keys of tickets (decision 0460): `seal` signs new ones; `open` lists every key a ticket may be signed with,
+ * `seal` first (then the previous key during a rotation).
  */
-export function sealTicket(secret: string, owner: UploadOwner, staged: StagedUpload): string {
-  const { storageKey: _key, ...measured } = staged;
-  const payload = Buffer.from(JSON.stringify(measured)).toString('base64url');
-  return `${payload}.${mac(secret, owner, payload).toString('base64url')}`;
+export interface TicketKeys {
+  seal: string;
+  open: readonly string[];
 }
 
-/** The staged upload a ticket names, or null when it was not sealed by this store for this owner. */
-export function openTicket(secret: string, owner: UploadOwner, ticket: string): StagedUpload | null {
+/** MEDIA_TICKET_SECRET (INTERNAL_SERVICE_TOKEN when unset), and MEDIA_TICKET_SECRET_PREVIOUS when set. */
+export function ticketKeysFrom(env: {
+  INTERNAL_SERVICE_TOKEN: string;
+  MEDIA_TICKET_SECRET?: string;
+  MEDIA_TICKET_SECRET_PREVIOUS?: string;
+}): TicketKeys {
+  const seal = env.MEDIA_TICKET_SECRET ?? env.INTERNAL_SERVICE_TOKEN;
+  const previous = env.MEDIA_TICKET_SECRET_PREVIOUS;
+  return { seal, open: previous && previous !== seal ? [seal, previous] : [seal] };
+}
+
+/**
+ * The ticket a staged upload is handed back as: what media-store measured of it, signed for its owner, so the
+ * commit (or discard) needs nothing but the staged row to check it is still there. `{base64url JSON}.{base64url HMAC}`.
+ */
+export function sealTicket(keys: TicketKeys, owner: UploadOwner, staged: StagedUpload): string {
+  const { storageKey: _key, ...measured } = staged;
+  const payload = Buffer.from(JSON.stringify(measured)).toString('base64url');
+  return `${payload}.${mac(keys.seal, owner, payload).toString('base64url')}`;
+}
+
+/** The staged upload a ticket names, or null when it was not sealed with one of `keys` for this owner. */
+export function openTicket(keys: TicketKeys, owner: UploadOwner, ticket: string): StagedUpload | null {
   const [payload, signature, extra] = ticket.split('.');
   if (!payload || !signature || extra !== undefined) return null;
   const given = Buffer.from(signature, 'base64url');
-  const expected = mac(secret, owner, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const signed = keys.open.some((key) => {
+    const expected = mac(key, owner, payload);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  if (!signed) return null;
   const parsed = stagedSchema.safeParse(
     (() => {
       try {

@@ -150,11 +150,17 @@ export class ResourcesRepository implements OnModuleDestroy {
 
   /**
    * Records a staged upload as its slot's active one: a short call (media-store checks the slot's quota again
-   * under the slot's lock). A full slot comes back as 409, and media-store has then removed the bytes.
+   * under the slot's lock). A full slot comes back as 409, and media-store has then removed the bytes. 503 when
+   * media-store swept the staged bytes before the commit came (MEDIA_STAGED_TTL_SECONDS, decision 0460): nothing
+   * is recorded, and the end user sends the file again.
    */
   async commit(staged: StagedUpload): Promise<MediaResource> {
     const response = await this.post(staged, 'commits');
     if (response.statusCode === 201) return mediaResourceSchema.parse(await this.json(response));
+    if (response.statusCode === 410) {
+      response.resume();
+      throw new AppException(503, 'The upload expired before it was recorded: send the file again');
+    }
     throw await this.failure(response);
   }
 

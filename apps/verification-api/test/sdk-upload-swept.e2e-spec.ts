@@ -1,0 +1,75 @@
+import { mediaFixture as fixture } from '@tessera/testing';
+import type { AddressInfo } from 'node:net';
+import { Client } from 'pg';
+import type { Harness } from './harness';
+import {
+  enrolledApplicant,
+  filesUnder,
+  handUpload,
+  type MediaHarness,
+  pause,
+  startMediaHarness,
+} from './media';
+
+// An SDK upload whose staged bytes media-store swept before verification-api committed them (decision 0460):
+// the end user gets a clear error, and neither a resource nor bytes nor an enrollment record remain. The gap is
+// made with the applicant's lock, held by the test while media-store sweeps on its own.
+
+let m: MediaHarness;
+let h: Harness;
+let port: number;
+
+const PNG = fixture('tiny.png');
+
+beforeAll(async () => {
+  m = await startMediaHarness({ MEDIA_STAGED_SWEEP_INTERVAL_MS: '100' });
+  h = m.h;
+  await h.app.listen(0, '127.0.0.1');
+  port = (h.app.getHttpServer().address() as AddressInfo).port;
+});
+afterAll(() => m?.close());
+
+const count = async (sql: string, params: unknown[]) =>
+  Number((await h.sql<{ n: string }>(`SELECT count(*) AS n FROM ${sql}`, params))[0].n);
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await pause(50);
+  }
+}
+
+it('an upload swept while it waited for its commit answers 503 and leaves no resource, no bytes and no record', async () => {
+  const a = await enrolledApplicant(h, 'swept-upload');
+  const before = filesUnder(m.media.fsRoot).length;
+  // The test holds the applicant's lock: the upload is staged, then waits for it before its commit.
+  const locker = new Client({ connectionString: h.env.db.url });
+  await locker.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM verification.applicants WHERE id = $1 FOR UPDATE', [a.applicantId]);
+    const answer = handUpload(port, a.token, 'selfie').file(PNG).end();
+    await until(async () => (await count('media.staged_uploads', [])) === 1, 'the staged upload');
+    // Older than MEDIA_STAGED_TTL_SECONDS: media-store's own sweep removes it.
+    await h.sql("UPDATE media.staged_uploads SET created_at = created_at - interval '2 hours'");
+    await until(async () => (await count('media.staged_uploads', [])) === 0, 'the sweep');
+    await locker.query('ROLLBACK');
+    expect(await answer).toEqual({ status: 503, body: { message: expect.stringContaining('expired') } });
+  } finally {
+    await locker.end();
+  }
+  expect(await count('media.resources WHERE enrollment_id = $1', [a.enrollmentId])).toBe(0);
+  expect(filesUnder(m.media.fsRoot).length).toBe(before);
+  // The enrollment lists no upload for the slot, and the next try is stored.
+  const session = await h
+    .http()
+    .get('/api/v1/sdk/session')
+    .set({ authorization: `Bearer ${a.token}` })
+    .expect(200);
+  const selfie = (session.body.steps as { kind: string; uploads: unknown[] }[]).find(
+    (s) => s.kind === 'selfie',
+  );
+  expect(selfie?.uploads ?? []).toEqual([]);
+  expect((await handUpload(port, a.token, 'selfie').file(PNG).end()).status).toBe(201);
+});
