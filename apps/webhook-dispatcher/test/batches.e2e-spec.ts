@@ -1,10 +1,10 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { JOBS, WEBHOOK_RPC, type WebhookEventPayload } from '@tessera/contracts';
+import { JOBS, type WebhookEventPayload } from '@tessera/contracts';
 import { JobQueues, webhookEventJobs } from '@tessera/platform';
 import type { TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
 import { DeliveriesRepository } from '../src/modules/deliveries/deliveries.repository';
-import { dispatcherWithReceiver, enqueue, event, rpc } from './support/harness';
+import { dispatcherWithReceiver, enqueue, event, putEndpoint } from './support/harness';
 import { type HttpsReceiver, waitFor } from './support/https-receiver';
 
 // Decision 0402: relays enqueue `webhook.events.v1` jobs of up to 100 events; arrivals and attempts are
@@ -31,14 +31,8 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
-async function configure(tenantId: string, path: string, subscribedEventTypes?: string[]) {
-  const reply = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
-    tenantId,
-    source: 'custody',
-    body: { url: receiver.url(path), subscribedEventTypes },
-  });
-  expect(reply.ok).toBe(true);
-}
+const configure = (tenantId: string, path: string, subscribedEventTypes?: string[]) =>
+  putEndpoint(app, receiver, tenantId, path, subscribedEventTypes);
 
 const ids = (path: string) => receiver.at(path).map((r) => r.headers['webhook-id'] as string);
 

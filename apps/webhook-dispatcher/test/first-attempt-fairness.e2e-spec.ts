@@ -1,10 +1,10 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { WEBHOOK_RPC, type WebhookEventPayload } from '@tessera/contracts';
+import type { WebhookEventPayload } from '@tessera/contracts';
 import { JobQueues, webhookEventJobs } from '@tessera/platform';
 import type { TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
 import { WebhookMetrics } from '../src/modules/deliveries/webhook-metrics';
-import { dispatcherWithReceiver, event, rpc } from './support/harness';
+import { dispatcherWithReceiver, event, putEndpoint } from './support/harness';
 import { type HttpsReceiver, waitFor } from './support/https-receiver';
 
 /**
@@ -32,14 +32,7 @@ beforeAll(async () => {
     WEBHOOK_TIMEOUT_MS: String(SLOW_MS + 1000),
   }));
   db = app.get(DataSource);
-  for (const name of ['slow', 'fast']) {
-    const put = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
-      tenantId: `tenant-${name}`,
-      source: 'custody',
-      body: { url: receiver.url(`/${name}`) },
-    });
-    expect(put.ok).toBe(true);
-  }
+  for (const name of ['slow', 'fast']) await putEndpoint(app, receiver, `tenant-${name}`, `/${name}`);
   receiver.on('/slow', { status: 200, delayMs: SLOW_MS });
   receiver.on('/fast', { status: 200 });
 }, 60_000);

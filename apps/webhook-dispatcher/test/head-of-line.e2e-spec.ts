@@ -1,8 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { WEBHOOK_RPC } from '@tessera/contracts';
 import type { TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
-import { dispatcherWithReceiver, insertDue, rpc } from './support/harness';
+import { dispatcherWithReceiver, insertDue, putEndpoint } from './support/harness';
 import { type HttpsReceiver, waitFor } from './support/https-receiver';
 
 /**
@@ -28,17 +27,8 @@ beforeAll(async () => {
     WEBHOOK_TIMEOUT_MS: String(SLOW_MS + 1000),
   }));
   db = app.get(DataSource);
-  for (const name of ['slow', 'fast'] as const) {
-    const tenantId = `tenant-${name}`;
-    const put = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
-      tenantId,
-      source: 'custody',
-      body: { url: receiver.url(`/${name}`) },
-    });
-    expect(put.ok).toBe(true);
-    const [row] = await db.query(`SELECT id FROM webhook_endpoints WHERE tenant_id = $1`, [tenantId]);
-    endpoints[name] = row.id;
-  }
+  for (const name of ['slow', 'fast'] as const)
+    endpoints[name] = (await putEndpoint(app, receiver, `tenant-${name}`, `/${name}`)).endpointId;
   receiver.on('/slow', { status: 200, delayMs: SLOW_MS });
   receiver.on('/fast', { status: 200 });
 }, 60_000);

@@ -1,9 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SecretBox } from '@tessera/auth';
-import { WEBHOOK_RPC } from '@tessera/contracts';
 import type { TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
-import { dispatcherWithReceiver, insertDue, rpc } from './support/harness';
+import { dispatcherWithReceiver, insertDue, putEndpoint } from './support/harness';
 import { type HttpsReceiver, waitFor } from './support/https-receiver';
 
 /** The poller reads each endpoint of a claim once and opens its signing secret once (decision 0455). */
@@ -28,16 +27,7 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
-async function endpoint(tenantId: string) {
-  const put = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
-    tenantId,
-    source: 'custody',
-    body: { url: receiver.url(`/${tenantId}`) },
-  });
-  expect(put.ok).toBe(true);
-  const [row] = await db.query(`SELECT id FROM webhook_endpoints WHERE tenant_id = $1`, [tenantId]);
-  return { endpointId: row.id as string, tenantId };
-}
+const endpoint = (tenantId: string) => putEndpoint(app, receiver, tenantId);
 
 it('opens each endpoint secret once per claim, not once per delivery', async () => {
   const a = await endpoint('tenant-a');

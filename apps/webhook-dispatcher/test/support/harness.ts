@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { rpcResult, type WebhookEventPayload } from '@tessera/contracts';
+import { rpcResult, WEBHOOK_RPC, type WebhookEventPayload } from '@tessera/contracts';
 import { JobQueues, RpcClient } from '@tessera/platform';
 import {
   bootApp,
@@ -10,7 +10,7 @@ import {
   type SchemaMigrator,
   type TestEnvironment,
 } from '@tessera/testing';
-import type { DataSource, EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { z } from 'zod';
 import { AppModule } from '../../src/app.module';
 import { loadEnv } from '../../src/config/env';
@@ -34,6 +34,29 @@ export async function bootDispatcher(
 /** Calls a dispatcher RPC pattern and returns the raw reply ({ok, result} or {ok:false, error}). */
 export async function rpc(app: NestFastifyApplication, pattern: string, data: unknown) {
   return app.get(RpcClient).send(pattern, data, rpcResult(z.any()));
+}
+
+/**
+ * Puts the custody endpoint of `tenantId` at `path` on the receiver (all event types unless
+ * `subscribedEventTypes`), and answers its row id.
+ */
+export async function putEndpoint(
+  app: NestFastifyApplication,
+  receiver: HttpsReceiver,
+  tenantId: string,
+  path = `/${tenantId}`,
+  subscribedEventTypes?: string[],
+): Promise<{ endpointId: string; tenantId: string }> {
+  const put = await rpc(app, WEBHOOK_RPC.PUT_ENDPOINT, {
+    tenantId,
+    source: 'custody',
+    body: { url: receiver.url(path), subscribedEventTypes },
+  });
+  if (!put.ok) throw new Error(`endpoint not put: ${JSON.stringify(put)}`);
+  const [row] = await app
+    .get(DataSource)
+    .query(`SELECT id FROM webhook_endpoints WHERE tenant_id = $1 AND source = 'custody'`, [tenantId]);
+  return { endpointId: row.id as string, tenantId };
 }
 
 export function event(overrides: Partial<WebhookEventPayload> = {}): WebhookEventPayload {
