@@ -1,4 +1,4 @@
-import { baseEnvSchema, ConfigError, loadConfig } from './config';
+import { baseEnvSchema, ConfigError, envList, loadConfig } from './config';
 
 const valid = {
   DATABASE_URL: 'postgres://postgres@127.0.0.1/tessera',
@@ -47,5 +47,16 @@ describe('loadConfig', () => {
 
   it('refuses a boolean that is not true/false/1/0', () => {
     expect(() => loadConfig(baseEnvSchema, { ...valid, MIGRATE_ON_BOOT: 'yes' })).toThrow(/MIGRATE_ON_BOOT/);
+  });
+
+  it('reads a comma list and names each entry its check refuses', () => {
+    const schema = baseEnvSchema.extend({
+      LIST: envList((e) => (/^\d+$/.test(e) ? undefined : `${e} is not a number`)).default([]),
+    });
+    expect(loadConfig(schema, { ...valid, LIST: ' 1, 2,,3 ' }).LIST).toEqual(['1', '2', '3']);
+    expect(loadConfig(schema, valid).LIST).toEqual([]);
+    expect(() => loadConfig(schema, { ...valid, LIST: '1,x,2,y' })).toThrow(
+      /LIST: x is not a number.*y is not/s,
+    );
   });
 });

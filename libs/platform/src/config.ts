@@ -62,4 +62,24 @@ export function loadConfig<S extends z.ZodType>(
   return result.data;
 }
 
+/**
+ * A comma-separated list (blanks dropped). With `problem`, each entry is checked, and a bad one stops the boot
+ * with it named (say, `cidrProblem` for TRUSTED_PROXIES).
+ */
+export const envList = (problem?: (entry: string) => string | undefined) =>
+  z
+    .string()
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .superRefine((list, ctx) => {
+      for (const entry of problem ? list : []) {
+        const message = problem!(entry);
+        if (message) ctx.addIssue({ code: 'custom', message });
+      }
+    });
+
 export { boolean as envBoolean, base64Key32 as envBase64Key32 };

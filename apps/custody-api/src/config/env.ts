@@ -1,12 +1,8 @@
-import { baseEnvSchema, envBase64Key32, loadConfig } from '@tessera/platform';
+import { cidrProblem } from '@tessera/auth';
+import { baseEnvSchema, envBase64Key32, envList, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
 
-const csv = z.string().transform((v) =>
-  v
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean),
-);
+const csv = envList();
 
 export const envSchema = baseEnvSchema.extend({
   /** Encrypts secrets and seeds at rest: required by this app (base64 of 32 bytes). */
@@ -22,8 +18,8 @@ export const envSchema = baseEnvSchema.extend({
    * API and for the operator API.
    */
   CUSTODY_AUTH_FAILURES_PER_IP: z.coerce.number().int().min(1).default(20),
-  /** CIDRs of reverse proxies whose X-Forwarded-For is trusted (comma-separated). */
-  TRUSTED_PROXIES: csv.default([]),
+  /** CIDRs of reverse proxies whose X-Forwarded-For is trusted (comma-separated); a bad entry stops the boot. */
+  TRUSTED_PROXIES: envList(cidrProblem).default([]),
   /**
    * State-machine jobs a worker runs at once (BullMQ concurrency). The steps that run together share
    * their reads and commits (decision 0423), so a deeper queue costs fewer statements per step; 400 since

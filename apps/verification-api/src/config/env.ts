@@ -1,22 +1,9 @@
 import { cidrProblem } from '@tessera/auth';
-import { baseEnvSchema, envBase64Key32, loadConfig } from '@tessera/platform';
+import { baseEnvSchema, envBase64Key32, envList, loadConfig } from '@tessera/platform';
 import { z } from 'zod';
 
 /** A comma-separated list of IP addresses or CIDRs; a bad entry stops the boot with it named. */
-const cidrList = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
-  .superRefine((list, ctx) => {
-    for (const cidr of list) {
-      const problem = cidrProblem(cidr);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    }
-  });
+const cidrList = envList(cidrProblem);
 
 export const envSchema = baseEnvSchema.extend({
   /** Encrypts secrets and seeds at rest: required by this app (base64 of 32 bytes). */
