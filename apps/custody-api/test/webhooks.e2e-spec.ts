@@ -1,7 +1,12 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhookBody } from '@tessera/auth';
-import { type DispatcherProcess, makeCertificate, startDispatcherProcess } from '@tessera/testing';
+import {
+  type DispatcherProcess,
+  makeCertificate,
+  startDispatcherProcess,
+  SETUP_HOOK_TIMEOUT_MS,
+} from '@tessera/testing';
 import {
   ASSETS,
   BASIC_SCOPES,
@@ -19,7 +24,7 @@ let dispatcher: DispatcherProcess;
 beforeAll(async () => {
   h = await startHarness({}, { worker: false });
   dispatcher = await startDispatcherProcess(h.env.env);
-}, 60_000);
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   await dispatcher?.stop();
@@ -95,7 +100,7 @@ describe('custody events reach a partner receiver', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     full = await startHarness({});
     fullDispatcher = await startDispatcherProcess({ ...full.env.env, WEBHOOK_CA_FILE: certificate.certFile });
-  }, 60_000);
+  }, SETUP_HOOK_TIMEOUT_MS);
 
   afterAll(async () => {
     await fullDispatcher?.stop();
