@@ -6,6 +6,7 @@ import {
   type FuzzReport,
   startDispatcherProcess,
   TEST_ADMIN_TOKEN,
+  SETUP_HOOK_TIMEOUT_MS,
 } from '@tessera/testing';
 import {
   ASSETS,
@@ -40,7 +41,7 @@ beforeAll(async () => {
   const api = client(h.api, key);
   const wallet = await fundedWallet(api, ASSETS.BTC, undefined);
   known.push(wallet.vaultId, wallet.walletId, wallet.depositAddress, ...Object.values(ASSETS), 'BTC', 'XRP');
-}, 60_000);
+}, SETUP_HOOK_TIMEOUT_MS);
 afterAll(async () => {
   await dispatcher?.stop();
   await h?.close();

@@ -1,7 +1,12 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhookBody } from '@tessera/auth';
-import { type DispatcherProcess, makeCertificate, startDispatcherProcess } from '@tessera/testing';
+import {
+  type DispatcherProcess,
+  makeCertificate,
+  startDispatcherProcess,
+  SETUP_HOOK_TIMEOUT_MS,
+} from '@tessera/testing';
 import {
   ASSETS,
   BASIC_SCOPES,
@@ -19,7 +24,7 @@ let dispatcher: DispatcherProcess;
 beforeAll(async () => {
   h = await startHarness({}, { worker: false });
   dispatcher = await startDispatcherProcess(h.env.env);
-}, 60_000);
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   await dispatcher?.stop();
@@ -95,7 +100,7 @@ describe('custody events reach a partner receiver', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     full = await startHarness({});
     fullDispatcher = await startDispatcherProcess({ ...full.env.env, WEBHOOK_CA_FILE: certificate.certFile });
-  }, 60_000);
+  }, SETUP_HOOK_TIMEOUT_MS);
 
   afterAll(async () => {
     await fullDispatcher?.stop();
@@ -125,12 +130,25 @@ describe('custody events reach a partner receiver', () => {
           (r) =>
             JSON.parse(r.rawBody) as { eventType: string; entityId: string; data: Record<string, unknown> },
         );
-    const mine = await waitFor(
-      async () => events().filter((e) => e.entityId === deposit.transactionId),
-      (list) =>
-        list.some((e) => e.eventType === 'transaction.status.updated' && e.data.status === 'Completed'),
+    // Deliveries arrive at least once and in any order (docs/webhooks.md, "Ordering"): the deposit's Completed
+    // update can arrive before its transaction.created, the wallet's wallet.created or the balance's
+    // balance.updated, so wait for all of them.
+    type Event = ReturnType<typeof events>[number];
+    const created = (e: Event) =>
+      e.eventType === 'transaction.created' && e.entityId === deposit.transactionId;
+    const completed = (e: Event) =>
+      e.eventType === 'transaction.status.updated' &&
+      e.entityId === deposit.transactionId &&
+      e.data.status === 'Completed';
+    const walletCreated = (e: Event) => e.eventType === 'wallet.created' && e.entityId === wallet.walletId;
+    const balanceUpdated = (e: Event) =>
+      e.eventType === 'balance.updated' && e.entityId === `${vault.id}:${ASSETS.BTC}`;
+    const all = await waitFor(
+      async () => events(),
+      (list) => [created, completed, walletCreated, balanceUpdated].every((wanted) => list.some(wanted)),
       30_000,
     );
+    const mine = all.filter((e) => e.entityId === deposit.transactionId);
     expect(mine.find((e) => e.eventType === 'transaction.created')?.data).toMatchObject({
       transactionId: deposit.transactionId,
       type: 'Deposit',
@@ -140,12 +158,8 @@ describe('custody events reach a partner receiver', () => {
       .filter((e) => e.eventType === 'transaction.status.updated')
       .map((e) => e.data.status);
     expect(statuses).toContain('Completed');
-    expect(events().some((e) => e.eventType === 'wallet.created' && e.entityId === wallet.walletId)).toBe(
-      true,
-    );
-    expect(
-      events().some((e) => e.eventType === 'balance.updated' && e.entityId === `${vault.id}:${ASSETS.BTC}`),
-    ).toBe(true);
+    expect(all.some(walletCreated)).toBe(true);
+    expect(all.some(balanceUpdated)).toBe(true);
     // Every request the receiver got for this tenant was signed with its secret.
     expect(received.length).toBeGreaterThan(0);
     expect(events()).toHaveLength(received.length);

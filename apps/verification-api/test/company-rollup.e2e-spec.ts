@@ -1,4 +1,9 @@
-import { type DispatcherProcess, makeCertificate, startDispatcherProcess } from '@tessera/testing';
+import {
+  type DispatcherProcess,
+  makeCertificate,
+  startDispatcherProcess,
+  SETUP_HOOK_TIMEOUT_MS,
+} from '@tessera/testing';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { COMPANY_LEVEL, type Credential, type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
@@ -33,7 +38,7 @@ beforeAll(async () => {
   await h.admin('post', `/products/${productId}/levels`, INDIVIDUAL_LEVEL);
   await h.admin('post', `/products/${productId}/levels`, COMPANY_LEVEL);
   await h.http().put('/v1/webhooks').set(h.auth(sandboxKey)).send({ url: receiverUrl }).expect(200);
-}, 60_000);
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   await dispatcher?.stop();

@@ -4,6 +4,7 @@ import {
   fuzzApi,
   type FuzzReport,
   startDispatcherProcess,
+  SETUP_HOOK_TIMEOUT_MS,
 } from '@tessera/testing';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
@@ -39,7 +40,7 @@ beforeAll(async () => {
     .send({ externalUserId: 'fuzz-user-1', levelName: 'basic-kyc' });
   if (created.body?.id) known.push(created.body.id);
   known.push('fuzz-user-1');
-}, 60_000);
+}, SETUP_HOOK_TIMEOUT_MS);
 afterAll(async () => {
   await dispatcher?.stop();
   await media?.close();

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { JobQueues } from '@tessera/platform';
-import { mediaFixture } from '@tessera/testing';
+import { mediaFixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import sharp from 'sharp';
 import { MediaInspectorService, ProbeUnavailableError } from '../src/modules/checks/media-inspector.service';
 import type { Credential, Harness } from './harness';
@@ -77,7 +77,7 @@ beforeAll(async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}, 90000);
+}, SETUP_HOOK_TIMEOUT_MS);
 afterAll(async () => {
   await worker?.close();
   await m?.close();

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { AppException } from '@tessera/platform';
 import { ResourcesService } from '../src/modules/resources/resources.service';
 import type { Credential, Harness } from './harness';
-import { mediaFixture as fixture } from '@tessera/testing';
+import { mediaFixture as fixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import { enrolledApplicant, filesUnder, type MediaHarness, startMediaHarness } from './media';
 
 let m: MediaHarness;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   m = await startMediaHarness({ MEDIA_MAX_IMAGE_BYTES: String(64 * 1024) });
   h = m.h;
   a = await enrolledApplicant(h, 'media-1');
-});
+}, SETUP_HOOK_TIMEOUT_MS);
 afterAll(() => m?.close());
 
 const upload = (

@@ -1,5 +1,10 @@
 import { applicantReviewedData } from '@tessera/contracts';
-import { type DispatcherProcess, makeCertificate, startDispatcherProcess } from '@tessera/testing';
+import {
+  type DispatcherProcess,
+  makeCertificate,
+  startDispatcherProcess,
+  SETUP_HOOK_TIMEOUT_MS,
+} from '@tessera/testing';
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -36,7 +41,7 @@ beforeAll(async () => {
     isDefault: true,
     steps: [{ kind: 'personal_information' }, { kind: 'identity_doc' }, { kind: 'aml', optional: true }],
   });
-}, 60_000);
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   await dispatcher?.stop();

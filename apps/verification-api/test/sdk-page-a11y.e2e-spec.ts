@@ -9,7 +9,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mediaFixture } from '@tessera/testing';
+import { mediaFixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   ARTIFACTS,
@@ -105,7 +105,7 @@ beforeAll(async () => {
     steps: [{ kind: 'identity_doc' }, { kind: 'selfie' }],
   });
   browser = await launchChromium();
-});
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   writeFileSync(join(ARTIFACTS, 'a11y.json'), `${JSON.stringify(findings, null, 2)}\n`);

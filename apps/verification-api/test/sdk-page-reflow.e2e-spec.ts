@@ -13,7 +13,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mediaFixture } from '@tessera/testing';
+import { mediaFixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ARTIFACTS, axeViolations, everyStepLevel, launchChromium, linkMaker, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
@@ -63,7 +63,7 @@ beforeAll(async () => {
     companyDocumentsMinRequired: 2,
   });
   browser = await launchChromium();
-});
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   writeFileSync(join(ARTIFACTS, 'reflow.json'), `${JSON.stringify(findings, null, 2)}\n`);

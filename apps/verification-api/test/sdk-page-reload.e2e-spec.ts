@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ARTIFACTS as SHOTS, launchChromium, linkMaker, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
+import { SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 
 const QUOTA = 2;
 
@@ -35,7 +36,7 @@ beforeAll(async () => {
     steps: [{ kind: 'selfie' }],
   });
   browser = await launchChromium();
-});
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   await browser?.close();

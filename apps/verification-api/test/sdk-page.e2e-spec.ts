@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { mediaFixture } from '@tessera/testing';
+import { mediaFixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ARTIFACTS as SHOTS, launchChromium, linkMaker, PERSONAL_INFO, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
@@ -98,7 +98,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => partner.listen(0, '127.0.0.1', resolve));
   partnerOrigin = `http://127.0.0.1:${(partner.address() as AddressInfo).port}`;
   browser = await launchChromium();
-});
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   await browser?.close();

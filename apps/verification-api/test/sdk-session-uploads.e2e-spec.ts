@@ -1,4 +1,4 @@
-import { mediaFixture as fixture } from '@tessera/testing';
+import { mediaFixture as fixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
 
@@ -32,7 +32,7 @@ beforeAll(async () => {
     companyRequiredDocuments: ['certificate_of_incorporation'],
     companyDocumentsMinRequired: 2,
   });
-});
+}, SETUP_HOOK_TIMEOUT_MS);
 afterAll(() => m?.close());
 
 /** A new applicant on `level` and the SDK token of a fresh link. */

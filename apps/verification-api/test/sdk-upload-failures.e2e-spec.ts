@@ -1,4 +1,4 @@
-import { mediaFixture as fixture } from '@tessera/testing';
+import { mediaFixture as fixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import type { Harness } from './harness';
@@ -41,7 +41,7 @@ beforeAll(async () => {
   await h.app.listen(0, '127.0.0.1');
   port = (h.app.getHttpServer().address() as AddressInfo).port;
   a = await enrolledApplicant(h, 'upload-failures');
-});
+}, SETUP_HOOK_TIMEOUT_MS);
 afterAll(() => m?.close());
 
 const rows = async () =>

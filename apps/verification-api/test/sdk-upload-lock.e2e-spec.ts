@@ -1,4 +1,4 @@
-import { mediaFixture as fixture } from '@tessera/testing';
+import { mediaFixture as fixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { TcpProxy } from '@tessera/testing';
 import type { AddressInfo } from 'node:net';
 import type { Harness } from './harness';
@@ -29,7 +29,7 @@ beforeAll(async () => {
   proxy = m.proxy as TcpProxy;
   await h.app.listen(0, '127.0.0.1');
   port = (h.app.getHttpServer().address() as AddressInfo).port;
-});
+}, SETUP_HOOK_TIMEOUT_MS);
 afterAll(() => m?.close());
 afterEach(() => proxy.release());
 

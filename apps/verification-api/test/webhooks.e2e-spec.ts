@@ -1,7 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type DispatcherProcess, makeCertificate, startDispatcherProcess } from '@tessera/testing';
+import {
+  type DispatcherProcess,
+  makeCertificate,
+  startDispatcherProcess,
+  SETUP_HOOK_TIMEOUT_MS,
+} from '@tessera/testing';
 import { Client } from 'pg';
 import { type Harness, startHarness } from './harness';
 
@@ -28,7 +33,7 @@ beforeAll(async () => {
   receiverPort = (receiver.address() as AddressInfo).port;
   h = await startHarness();
   dispatcher = await startDispatcherProcess({ ...h.env.env, WEBHOOK_CA_FILE: cert.certFile });
-}, 60_000);
+}, SETUP_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   if (dispatcher?.child.exitCode === null) dispatcher.child.kill('SIGCONT');

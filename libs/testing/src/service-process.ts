@@ -10,6 +10,22 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * How long a child app may take to answer /health. Generous: CI runs two packages' suites at once on two shared
+ * cores, where a media-store boot that takes 4 s alone took 18 s (and more when a browser suite ran beside it).
+ */
+export const SERVICE_BOOT_TIMEOUT_MS = 90_000;
+
+/**
+ * The Jest timeout of a hook that boots an app in process and a child app (`startServiceProcess` and the
+ * starters built on it). Above `SERVICE_BOOT_TIMEOUT_MS`, so a slow or failed boot reports the child's own
+ * error (with its stderr) instead of Jest's bare "Exceeded timeout of 30000 ms for a hook".
+ */
+export const SETUP_HOOK_TIMEOUT_MS = 150_000;
+
+/** One /health probe: a connection that answers nothing must not hold the loop past its deadline. */
+const PROBE_TIMEOUT_MS = 5_000;
+
 export interface ServiceProcess {
   child: ChildProcess;
   port: number;
@@ -19,15 +35,15 @@ export interface ServiceProcess {
 
 /**
  * Runs a built app (`node <main>`) as a child process on loopback with the given env, migrating its own schema
- * at boot as in production, and resolves once its /health answers 200 (`bootTimeoutMs`, 30 s by default; its
- * stderr is in the error, and the child is killed).
+ * at boot as in production, and resolves once its /health answers 200 (`bootTimeoutMs`, SERVICE_BOOT_TIMEOUT_MS
+ * by default; its stderr is in the error, and the child is killed).
  */
 export async function startServiceProcess(
   name: string,
   main: string,
   env: Record<string, string>,
   port?: number,
-  bootTimeoutMs = 30_000,
+  bootTimeoutMs = SERVICE_BOOT_TIMEOUT_MS,
 ): Promise<ServiceProcess> {
   const listenPort = port ?? (await freePort());
   const child = spawn(process.execPath, [main], {
@@ -46,7 +62,9 @@ export async function startServiceProcess(
   const deadline = Date.now() + bootTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited: ${stderr}`);
-    const ok = await fetch(`http://127.0.0.1:${listenPort}/health`)
+    const ok = await fetch(`http://127.0.0.1:${listenPort}/health`, {
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    })
       .then((r) => r.status === 200)
       .catch(() => false);
     if (ok) break;
