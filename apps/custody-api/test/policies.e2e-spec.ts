@@ -345,13 +345,20 @@ describe('hard rules', () => {
     // A withdrawal in flight to the old spelling: the worker compares it with the book again before the broadcast.
     const source = await fundedWallet(api, ASSETS.BTC, '1');
     const inFlight = (await withdraw(source.walletId, '0.1').expect(201)).body as { transactionId: string };
-    await sql(h, 'UPDATE transactions SET destination_address = $2, completed_at = NULL WHERE id = $1', [
-      inFlight.transactionId,
-      SPARE.toUpperCase(),
-    ]);
+    // The old spelling and the migration in one transaction: the worker is still moving this withdrawal, and
+    // its completion (completed_at set) landing between the two would leave the row out of the migration.
     const runner = h.api.get(DataSource).createQueryRunner();
     try {
+      await runner.startTransaction();
+      await runner.query(
+        'UPDATE transactions SET destination_address = $2, completed_at = NULL WHERE id = $1',
+        [inFlight.transactionId, SPARE.toUpperCase()],
+      );
       await new CanonicalAddresses1795600000444().up(runner);
+      await runner.commitTransaction();
+    } catch (err) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      throw err;
     } finally {
       await runner.release();
     }
