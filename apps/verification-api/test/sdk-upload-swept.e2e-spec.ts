@@ -51,6 +51,15 @@ it('an upload swept while it waited for its commit answers 503 and leaves no res
     await locker.query('SELECT 1 FROM verification.applicants WHERE id = $1 FOR UPDATE', [a.applicantId]);
     const answer = handUpload(port, a.token, 'selfie').file(PNG).end();
     await until(async () => (await count('media.staged_uploads', [])) === 1, 'the staged upload');
+    // Its row is written before its bytes: the upload is staged once the API waits for the applicant's lock.
+    await until(
+      async () =>
+        (await count(
+          "pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          [],
+        )) > 0,
+      'the commit waiting for the lock',
+    );
     // Older than MEDIA_STAGED_TTL_SECONDS: media-store's own sweep removes it.
     await h.sql("UPDATE media.staged_uploads SET created_at = created_at - interval '2 hours'");
     await until(async () => (await count('media.staged_uploads', [])) === 0, 'the sweep');
