@@ -24,6 +24,7 @@ export * from './outbox-retention.migration';
 export * from './outbox-sequence.migration';
 export * from './outbox-migrations';
 export * from './batcher';
+export * from './repeating-task';
 export * from './ttl-cache';
 export * from './retention-pass';
 export * from './cache-invalidation';

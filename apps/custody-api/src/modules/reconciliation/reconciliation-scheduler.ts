@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { RepeatingTask } from '@tessera/platform';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { ReconciliationRepository } from './reconciliation.repository';
@@ -11,33 +12,22 @@ import { ReconciliationService } from './reconciliation.service';
 @Injectable()
 export class ReconciliationScheduler implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(ReconciliationScheduler.name);
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private stopped = false;
+  private readonly schedule: RepeatingTask;
 
   constructor(
     private readonly service: ReconciliationService,
     private readonly repository: ReconciliationRepository,
     @InjectEnv() private readonly env: Env,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.env.CUSTODY_RECONCILE_INTERVAL_MS > 0) this.schedule();
+  ) {
+    this.schedule = new RepeatingTask(
+      env.CUSTODY_RECONCILE_INTERVAL_MS,
+      () => this.tick(),
+      (err) => this.logger.error({ err: err.message }, 'scheduled custody reconciliation failed'),
+    );
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.tick()
-        .catch((err: Error) =>
-          this.logger.error({ err: err.message }, 'scheduled custody reconciliation failed'),
-        )
-        .finally(() => {
-          this.running = null;
-          this.schedule();
-        });
-    }, this.env.CUSTODY_RECONCILE_INTERVAL_MS);
-    this.timer.unref();
+  onApplicationBootstrap(): void {
+    this.schedule.start();
   }
 
   /** One scheduled run, unless another replica holds the lock; true when this one ran. */
@@ -48,8 +38,6 @@ export class ReconciliationScheduler implements OnApplicationBootstrap, OnModule
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { RepeatingTask } from '@tessera/platform';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
@@ -13,30 +14,21 @@ const BATCH = 100;
 @Injectable()
 export class ApprovalExpirySweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(ApprovalExpirySweeper.name);
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private stopped = false;
+  private readonly schedule: RepeatingTask;
 
   constructor(
     private readonly approvals: WithdrawalApprovalsRepository,
     @InjectEnv() private readonly env: Env,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.env.CUSTODY_APPROVAL_EXPIRY_INTERVAL_MS > 0) this.schedule();
+  ) {
+    this.schedule = new RepeatingTask(
+      env.CUSTODY_APPROVAL_EXPIRY_INTERVAL_MS,
+      () => this.sweep(),
+      (err) => this.logger.error({ err: err.message }, 'approval expiry sweep failed'),
+    );
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.sweep()
-        .catch((err: Error) => this.logger.error({ err: err.message }, 'approval expiry sweep failed'))
-        .finally(() => {
-          this.running = null;
-          this.schedule();
-        });
-    }, this.env.CUSTODY_APPROVAL_EXPIRY_INTERVAL_MS);
-    this.timer.unref();
+  onApplicationBootstrap(): void {
+    this.schedule.start();
   }
 
   /** One sweep; answers how many withdrawals it cancelled. */
@@ -46,13 +38,11 @@ export class ApprovalExpirySweeper implements OnApplicationBootstrap, OnModuleDe
       const ids = await this.approvals.expireDue(BATCH);
       cancelled += ids.length;
       for (const id of ids) this.logger.log({ transactionId: id }, 'withdrawal approval expired: cancelled');
-      if (ids.length < BATCH || this.stopped) return cancelled;
+      if (ids.length < BATCH || this.schedule.stopped) return cancelled;
     }
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 }

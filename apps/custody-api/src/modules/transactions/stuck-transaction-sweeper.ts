@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { JOBS } from '@tessera/contracts';
-import { JobQueues } from '@tessera/platform';
+import { JobQueues, RepeatingTask } from '@tessera/platform';
 import type { JobState } from 'bullmq';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
@@ -33,32 +33,23 @@ export interface SweepResult {
 @Injectable()
 export class StuckTransactionSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(StuckTransactionSweeper.name);
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private stopped = false;
+  private readonly schedule: RepeatingTask;
 
   constructor(
     private readonly repository: StuckTransactionsRepository,
     private readonly jobs: JobQueues,
     private readonly enqueuer: AdvanceEnqueuer,
     @InjectEnv() private readonly env: Env,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.env.CUSTODY_SWEEP_INTERVAL_MS > 0) this.schedule();
+  ) {
+    this.schedule = new RepeatingTask(
+      env.CUSTODY_SWEEP_INTERVAL_MS,
+      () => this.sweep(),
+      (err) => this.logger.error({ err: err.message }, 'stuck-transaction sweep failed'),
+    );
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.sweep()
-        .catch((err: Error) => this.logger.error({ err: err.message }, 'stuck-transaction sweep failed'))
-        .finally(() => {
-          this.running = null;
-          this.schedule();
-        });
-    }, this.env.CUSTODY_SWEEP_INTERVAL_MS);
-    this.timer.unref();
+  onApplicationBootstrap(): void {
+    this.schedule.start();
   }
 
   /** One sweep; `olderThanMs` defaults to CUSTODY_SWEEP_AFTER_MS. */
@@ -69,7 +60,7 @@ export class StuckTransactionSweeper implements OnApplicationBootstrap, OnModule
         const page = await pager.next(olderThanMs, PAGE);
         result.found += page.length;
         result.requeued += await this.requeue(page);
-        if (page.length < PAGE || this.stopped) return;
+        if (page.length < PAGE || this.schedule.stopped) return;
       }
     });
     if (result.requeued > 0) this.logger.warn(result, 're-enqueued lost transaction steps');
@@ -96,8 +87,6 @@ export class StuckTransactionSweeper implements OnApplicationBootstrap, OnModule
 
   /** Stops the timer and lets a running sweep finish before the queues and the database close. */
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 }

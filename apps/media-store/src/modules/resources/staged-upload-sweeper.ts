@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnModuleDestroy,
 } from '@nestjs/common';
-import { APP_CONFIG } from '@tessera/platform';
+import { APP_CONFIG, RepeatingTask } from '@tessera/platform';
 import type { Env } from '../../config/env';
 import { ResourcesService } from './resources.service';
 
@@ -17,42 +17,31 @@ import { ResourcesService } from './resources.service';
 @Injectable()
 export class StagedUploadSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(StagedUploadSweeper.name);
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private stopped = false;
+  private readonly schedule: RepeatingTask;
 
   constructor(
     private readonly resources: ResourcesService,
     @Inject(APP_CONFIG) private readonly env: Env,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (this.env.MEDIA_STAGED_SWEEP_INTERVAL_MS > 0) this.schedule();
+  ) {
+    this.schedule = new RepeatingTask(
+      env.MEDIA_STAGED_SWEEP_INTERVAL_MS,
+      () => this.sweep(),
+      (err) => this.logger.error({ err: err.message }, 'staged upload sweep failed'),
+    );
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.sweep()
-        .catch((err: Error) => this.logger.error({ err: err.message }, 'staged upload sweep failed'))
-        .finally(() => {
-          this.running = null;
-          this.schedule();
-        });
-    }, this.env.MEDIA_STAGED_SWEEP_INTERVAL_MS);
-    this.timer.unref();
+  onApplicationBootstrap(): void {
+    this.schedule.start();
   }
 
   /** One sweep; answers how many staged uploads it removed. */
   async sweep(): Promise<number> {
-    const removed = await this.resources.sweepStaged(() => !this.stopped);
+    const removed = await this.resources.sweepStaged(() => !this.schedule.stopped);
     if (removed > 0) this.logger.log({ removed }, 'expired staged uploads removed');
     return removed;
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 }
