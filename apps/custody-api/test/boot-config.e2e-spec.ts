@@ -31,10 +31,15 @@ function boot(entry: string, extra: Record<string, string> = {}): Promise<Boot> 
   });
   let stdout = '';
   let stderr = '';
+  let stopping = false;
   child.stdout!.on('data', (c: Buffer) => {
     stdout += c.toString('utf8');
-    // Listening: the boot (and its check) is over.
-    if (/Nest application successfully started/.test(stdout)) child.kill('SIGTERM');
+    // Listening: the boot (and its check) is over. The stop waits a moment for the connections the boot opened
+    // to settle: a SIGTERM in the same instant could close Redis under a command still on its way (stderr).
+    if (!stopping && /Nest application successfully started/.test(stdout)) {
+      stopping = true;
+      setTimeout(() => child.kill('SIGTERM'), 1000);
+    }
   });
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   return new Promise((resolve) => {
