@@ -3,7 +3,7 @@ import { keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { EvmKeys, gasStationPath } from '../src/modules/chain/evm/evm-keys';
 import { EvmRepository } from '../src/modules/chain/evm/evm.repository';
-import { FUNDER, startHardhat, type HardhatNode } from './hardhat';
+import { FUNDER, ODD_TOKEN_FEE_SINK, type OddTokenMode, startHardhat, type HardhatNode } from './hardhat';
 import request from 'supertest';
 import { TEST_ADMIN_TOKEN } from '@tessera/testing';
 import {
@@ -423,6 +423,114 @@ describe('withdrawals', () => {
     expect(await node.balance(dest)).toBe(ETH / 4n);
     const onChain = await node.balance(w.address);
     expect(await ledgerMatches(w.walletId)).toMatchObject({ total: String(onChain), locked: '0' });
+  }, 60_000);
+});
+
+describe('tokens that depart from ERC-20 (decision 0466)', () => {
+  /** A live USDT wallet holding `amount` USDT on chain and 1 ETH for its own gas (no top-up needed). */
+  async function fundedTokenWallet(amount: bigint) {
+    const w = await liveWallet(ASSETS.USDT);
+    await creditedDeposit(w.walletId, w.address, amount, true);
+    await node.rpc('hardhat_setBalance', [w.address, `0x${ETH.toString(16)}`]);
+    return w;
+  }
+
+  /** Runs `fn` with the stand-in's code replaced by OddToken's in `mode`, then puts the stand-in back. */
+  async function withOddToken<T>(mode: OddTokenMode, fn: () => Promise<T>): Promise<T> {
+    const restore = await node.oddToken(mode);
+    try {
+      return await fn();
+    } finally {
+      await restore();
+    }
+  }
+
+  it('a transfer that returns no value (mainnet USDT) completes', async () => {
+    const w = await fundedTokenWallet(50n * USDT);
+    const dest = await addressBookEntry(ASSETS.USDT);
+    const done = await withOddToken(2, async () => {
+      const [settled] = await settledWhileMining([await withdraw(w.walletId, dest, '20')], 30_000);
+      return settled;
+    });
+    expect(done).toMatchObject({ status: 'Completed', failureReason: null });
+    expect(await node.tokenBalance(dest)).toBe(20n * USDT);
+    expect(await ledgerMatches(w.walletId)).toMatchObject({ total: '30000000', locked: '0' });
+  }, 60_000);
+
+  it('a fee-taking token (two Transfer logs from the sender) completes for the whole amount', async () => {
+    const w = await fundedTokenWallet(50n * USDT);
+    const dest = await addressBookEntry(ASSETS.USDT);
+    const sinkBefore = await node.tokenBalance(ODD_TOKEN_FEE_SINK);
+    const done = await withOddToken(1, async () => {
+      const [settled] = await settledWhileMining([await withdraw(w.walletId, dest, '10')], 30_000);
+      return settled;
+    });
+    expect(done).toMatchObject({ status: 'Completed' });
+    expect(await node.tokenBalance(dest)).toBe(9_900_000n);
+    expect((await node.tokenBalance(ODD_TOKEN_FEE_SINK)) - sinkBefore).toBe(100_000n);
+    // The sending address lost the whole amount, and so did the ledger.
+    expect(await node.tokenBalance(w.address)).toBe(40n * USDT);
+    expect(await ledgerMatches(w.walletId)).toMatchObject({ total: '40000000', locked: '0' });
+  }, 60_000);
+
+  it('a token that would answer false is refused before anything is sent, the amount released', async () => {
+    const w = await fundedTokenWallet(50n * USDT);
+    const dest = await addressBookEntry(ASSETS.USDT);
+    const failed = await withOddToken(0, async () => {
+      const id = await withdraw(w.walletId, dest, '5');
+      return until(
+        () => tx(id),
+        (t) => TERMINAL.includes(t.status),
+      );
+    });
+    expect(failed).toMatchObject({
+      status: 'Failed',
+      failureReason: 'The token contract would refuse the transfer: it answers false without reverting',
+      txHash: null,
+    });
+    expect(await node.rpc<string>('eth_getTransactionCount', [w.address, 'latest'])).toBe('0x0');
+    expect(await balanceOf(w.walletId)).toMatchObject({ total: '50', available: '50', locked: '0' });
+  }, 60_000);
+
+  it('a mined transfer whose token moved nothing (status 1, no Transfer log) is Failed, not Completed', async () => {
+    const w = await fundedTokenWallet(50n * USDT);
+    const dest = await addressBookEntry(ASSETS.USDT);
+    let id = '';
+    await withOddToken(2, async () => {
+      await node.automine(false);
+      try {
+        id = await withdraw(w.walletId, dest, '15');
+        await until(
+          () => tx(id),
+          (t) => t.status === 'Broadcasting',
+        );
+        // The token changes its mind between the worker's simulation and the block that runs the send.
+        await node.oddTokenMode(0);
+        await node.mine(1);
+      } finally {
+        await node.automine(true);
+      }
+      await node.mine(THRESHOLD);
+      await until(
+        () => tx(id),
+        (t) => TERMINAL.includes(t.status),
+      );
+    });
+    const failed = await tx(id);
+    expect(failed).toMatchObject({
+      status: 'Failed',
+      failureReason:
+        'The token contract accepted the transfer but moved nothing (no Transfer log from the sending address)',
+    });
+    expect((await node.receiptOf(failed.txHash)).status).toBe('0x1');
+    expect(failed.networkFee).toBe(formatWei(await feeOf(failed.txHash)));
+    expect(await node.tokenBalance(w.address)).toBe(50n * USDT);
+    expect(await node.tokenBalance(dest)).toBe(0n);
+    expect(await ledgerMatches(w.walletId)).toMatchObject({
+      total: '50000000',
+      available: '50000000',
+      locked: '0',
+    });
   }, 60_000);
 });
 

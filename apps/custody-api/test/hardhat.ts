@@ -9,6 +9,17 @@ const HARDHAT_DIR = join(__dirname, '../../../deploy/hardhat');
 const ARTIFACT = JSON.parse(readFileSync(join(HARDHAT_DIR, 'TetherStandIn.json'), 'utf8')) as {
   bytecode: Hex;
 };
+/** Tokens that depart from ERC-20's letter, put in the stand-in's place by `oddToken` (decision 0466). */
+const ODD_TOKEN = JSON.parse(readFileSync(join(HARDHAT_DIR, 'OddToken.json'), 'utf8')) as {
+  deployedBytecode: Hex;
+};
+/** OddToken's `mode` slot: 0 answers false and moves nothing, 1 takes a 1 % fee, 2 returns no value. */
+export type OddTokenMode = 0 | 1 | 2;
+/** Where OddToken's mode 1 sends its fee. */
+export const ODD_TOKEN_FEE_SINK = '0x000000000000000000000000000000000000FEE0';
+const ODD_TOKEN_MODE_SLOT = '0x64';
+const word = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+
 const ERC20 = parseAbi([
   'function transfer(address to, uint256 value) returns (bool)',
   'function balanceOf(address owner) view returns (uint256)',
@@ -165,6 +176,22 @@ export async function startHardhat() {
           'latest',
         ]),
       ),
+    /**
+     * Puts OddToken's code in the USDT stand-in's place (`hardhat_setCode`; the same storage layout, so every
+     * balance stays) in `mode`, and answers a function that puts the stand-in back.
+     */
+    oddToken: async (mode: OddTokenMode) => {
+      const original = await rpc<string>('eth_getCode', [usdt, 'latest']);
+      await rpc('hardhat_setCode', [usdt, ODD_TOKEN.deployedBytecode]);
+      await rpc('hardhat_setStorageAt', [usdt, ODD_TOKEN_MODE_SLOT, word(mode)]);
+      return async () => {
+        await rpc('hardhat_setStorageAt', [usdt, ODD_TOKEN_MODE_SLOT, word(0)]);
+        await rpc('hardhat_setCode', [usdt, original]);
+      };
+    },
+    /** Changes the mode of the OddToken code in place (pending transactions run with the new one). */
+    oddTokenMode: (mode: OddTokenMode) =>
+      rpc('hardhat_setStorageAt', [usdt, ODD_TOKEN_MODE_SLOT, word(mode)]),
     encodeTokenTransfer: (to: string, amount: bigint) =>
       encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [to as Hex, amount] }),
     stop: async () => {

@@ -8,6 +8,7 @@ import { EvmKeys, gasStationPath } from './evm-keys';
 import { ERC20_TRANSFER_ABI, type EvmRpc, NodeRejectedError } from './evm-rpc';
 import type { EvmRepository, GasTopUpIntent, SendIntent, StationTransaction } from './evm.repository';
 import type { EvmSettings } from './evm-settings';
+import { answersFalse, TOKEN_REFUSED } from './evm-token';
 
 /** Gas of a plain ETH transfer to an externally owned account. */
 const NATIVE_TRANSFER_GAS = 21_000n;
@@ -110,7 +111,13 @@ export class EvmChainAdapter implements ChainAdapter {
     try {
       // 20 % headroom over the estimate, except for a plain transfer to an account (exactly 21,000); a
       // destination contract that needs more gas to receive ETH gets its estimate too.
-      const estimate = await this.rpc.estimateGas(call);
+      // A token's answer is simulated beside the estimate (one batched request): a token that would answer
+      // `false` without reverting is refused here rather than sent to move nothing (decision 0466).
+      const [estimate, answer] = await Promise.all([
+        this.rpc.estimateGas(call),
+        isToken ? this.rpc.simulate(call) : undefined,
+      ]);
+      if (answersFalse(answer)) return { ok: false, reason: TOKEN_REFUSED };
       gasLimit = !isToken && estimate === NATIVE_TRANSFER_GAS ? estimate : (estimate * 12n) / 10n;
     } catch (err) {
       if (err instanceof NodeRejectedError) {

@@ -16,6 +16,7 @@ import { EvmKeys } from './evm-keys';
 import { ERC20_TRANSFER_ABI, NodeRejectedError } from './evm-rpc';
 import { EvmRepository, type OpenTransfer, type SendIntent } from './evm.repository';
 import { evmThreshold } from './evm-settings';
+import { notMoved, tokenAmountSent } from './evm-token';
 
 /** A replacement must raise both fee caps by at least 10 % (geth, Hardhat); we bump by 25 %. */
 const BUMP_PERCENT = 125n;
@@ -151,7 +152,13 @@ export class EvmConfirmations {
       return;
     }
     const fee = receipt.gasUsed * receipt.effectiveGasPrice;
-    const succeeded = receipt.status === 'success';
+    // A token's success is what its Transfer logs moved, not the receipt's status alone (decision 0466).
+    const amount = BigInt(o.amount);
+    const sent =
+      o.assetSymbol === 'ETH' || receipt.status !== 'success'
+        ? amount
+        : tokenAmountSent(receipt, this.evm.settings.usdtContract!, o.fromAddress);
+    const succeeded = receipt.status === 'success' && sent === amount;
     const deltas = [...terminalDeltas(record, succeeded ? 'Completed' : 'Failed'), ...this.feeDeltas(o, fee)];
     const settle = (m: Parameters<Parameters<EvmRepository['inTransaction']>[0]>[0]) =>
       this.repository.setChainState(m, o.transactionId, { ...chainState, settled: true });
@@ -164,7 +171,14 @@ export class EvmConfirmations {
         settle,
       );
     } else {
-      await this.fail(o.transactionId, REVERTED, this.feeDeltas(o, fee), settle, String(fee));
+      const reason = receipt.status === 'success' ? notMoved(sent, amount) : REVERTED;
+      if (sent !== 0n && sent !== amount) {
+        this.logger.error(
+          { transactionId: o.transactionId, sent: String(sent), amount: o.amount },
+          'a token withdrawal moved another amount than it asked: failed, the address and the ledger now differ',
+        );
+      }
+      await this.fail(o.transactionId, reason, this.feeDeltas(o, fee), settle, String(fee));
     }
   }
 

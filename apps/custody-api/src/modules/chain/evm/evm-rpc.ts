@@ -3,6 +3,7 @@ import {
   createPublicClient,
   decodeEventLog,
   type Hash,
+  type Hex,
   http,
   parseAbiItem,
   type PublicClient,
@@ -244,6 +245,23 @@ export class EvmRpc {
         data: call.data,
         blockTag: 'latest',
       });
+    } catch (err) {
+      if (isTransportError(err)) throw err;
+      throw new NodeRejectedError(shortMessage(err));
+    }
+  }
+
+  /** What `call` answers if run now (eth_call at the latest block): its return data, `0x` when it returns none. */
+  async simulate(call: { from: string; to: string; value: bigint; data?: `0x${string}` }): Promise<Hex> {
+    try {
+      const { data } = await this.client.call({
+        account: call.from as `0x${string}`,
+        to: call.to as `0x${string}`,
+        value: call.value,
+        data: call.data,
+        blockTag: 'latest',
+      });
+      return data ?? '0x';
     } catch (err) {
       if (isTransportError(err)) throw err;
       throw new NodeRejectedError(shortMessage(err));
