@@ -1,7 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { keccak256 } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { CHAIN_RESTARTED } from '../src/modules/chain/evm/evm-chain-identity';
 import { EvmKeys, gasStationPath } from '../src/modules/chain/evm/evm-keys';
+import { EvmWatcher } from '../src/modules/chain/evm/evm-watcher';
 import { EvmRepository } from '../src/modules/chain/evm/evm.repository';
 import { FUNDER, ODD_TOKEN_FEE_SINK, type OddTokenMode, startHardhat, type HardhatNode } from './hardhat';
 import request from 'supertest';
@@ -1204,4 +1206,146 @@ describe('a gas top-up that was never recorded (decision 0451)', () => {
     expect(await node.rpc('eth_getTransactionByHash', [s.hash])).toBeNull();
     expect(await node.balance(s.funded)).toBe(0n);
   }, 90_000);
+});
+
+// Last in this file: the second test replaces the node.
+describe('the chain behind the node (decision 0467)', () => {
+  /** The watcher's round, until it runs (another worker may hold the watcher's lock at that instant). */
+  const roundError = (app: NestFastifyApplication) =>
+    until(
+      () =>
+        app
+          .get(EvmWatcher)
+          .round()
+          .then(
+            () => undefined,
+            (err: Error) => err.message,
+          ),
+      (message) => message !== undefined,
+    );
+
+  it('a node with another genesis under a non-local chain id is refused: nothing scanned, sent or forgotten', async () => {
+    // A live wallet with a credited deposit, then this file's worker is stopped: only the misdirected one runs.
+    const w = await liveWallet(ASSETS.ETH);
+    await creditedDeposit(w.walletId, w.address, ETH);
+    await worker?.close();
+    worker = undefined;
+    const other = await startHardhat({ chainId: 1337 });
+    let otherWorker: NestFastifyApplication | undefined;
+    const recorded = `0x${'ab'.repeat(32)}`;
+    try {
+      await sql(h, `INSERT INTO evm_chains (chain_id, genesis_hash) VALUES (1337, $1)`, [recorded]);
+      // The address holds ETH on that node too, so only the genesis check stands between it and a send.
+      await other.receiptOf(await other.sendRaw(await other.signTransfer(w.address, ETH)));
+      otherWorker = await bootWorker(h, {
+        ...chainVars,
+        CHAIN_EVM_RPC_URL: other.url,
+        CHAIN_EVM_CHAIN_ID: '1337',
+        CHAIN_EVM_USDT_CONTRACT: other.usdt,
+      });
+      const genesis = await other.rpc<{ hash: string }>('eth_getBlockByNumber', ['0x0', false]);
+      expect(await roundError(otherWorker)).toBe(
+        `The node's genesis block is ${genesis.hash}, but chain 1337 in this database began with ${recorded}: ` +
+          'CHAIN_EVM_RPC_URL points at another chain; nothing was scanned or sent',
+      );
+      const id = await withdraw(w.walletId, await addressBookEntry(ASSETS.ETH), '0.5');
+      // Long enough for the worker to have signed and sent it had it not checked (it sends within ~100 ms).
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect((await tx(id)).status).not.toMatch(/Broadcasting|Confirming|Completed|Failed/);
+      expect(await other.rpc<string>('eth_getTransactionCount', [w.address, 'pending'])).toBe('0x0');
+      const counts = await sql<{ cursors: number; transfers: number }>(
+        h,
+        `SELECT (SELECT count(*)::int FROM evm_cursors WHERE chain_id = 1337) AS cursors,
+                (SELECT count(*)::int FROM evm_transfers WHERE chain_id = 1337) AS transfers`,
+      );
+      expect(counts).toEqual([{ cursors: 0, transfers: 0 }]);
+      expect(await sql(h, `SELECT genesis_hash FROM evm_chains WHERE chain_id = 1337`)).toEqual([
+        { genesis_hash: recorded },
+      ]);
+      await live.post(`/transactions/${id}/cancel`).expect(200);
+    } finally {
+      await otherWorker?.close();
+      await other.stop();
+      worker = await bootWorker(h, chainVars);
+    }
+  }, 90_000);
+
+  it('a restarted local node: open transfers Failed and released, credits kept, the new chain scanned from block 0 and sent to from nonce 0', async () => {
+    const w = await liveWallet(ASSETS.ETH);
+    // A credited deposit, whose signed transaction is sent again on the new chain below.
+    const raw = await node.signTransfer(w.address, ETH);
+    const creditedHash = await node.sendRaw(raw);
+    const seen = await until(
+      () => depositsOf(w.walletId).then((d) => d.find((t) => t.txHash === creditedHash)),
+      (t) => t?.status === 'Confirming',
+    );
+    await node.mine(THRESHOLD - 1);
+    await until(
+      () => tx(seen.transactionId),
+      (t) => t.status === 'Completed',
+    );
+    const { nonce: creditedNonce } = await node.rpc<{ nonce: string }>('eth_getTransactionByHash', [
+      creditedHash,
+    ]);
+    // A deposit still confirming, and a withdrawal sent but never mined.
+    const pendingHash = await node.sendRaw(await node.signTransfer(w.address, ETH / 2n));
+    const pending = await until(
+      () => depositsOf(w.walletId).then((d) => d.find((t) => t.txHash === pendingHash)),
+      (t) => t?.status === 'Confirming',
+    );
+    const dest = await addressBookEntry(ASSETS.ETH);
+    await node.automine(false);
+    const unmined = await withdraw(w.walletId, dest, '0.25');
+    await until(
+      () => tx(unmined),
+      (t) => t.status === 'Broadcasting',
+    );
+
+    // The node restarts on the same URL: a new chain under the same id, this database kept.
+    const { port } = node;
+    await node.stop();
+    node = await startHardhat({ port });
+
+    const [deposit, withdrawal] = await Promise.all([
+      until(
+        () => tx(pending.transactionId),
+        (t) => TERMINAL.includes(t.status),
+      ),
+      until(
+        () => tx(unmined),
+        (t) => TERMINAL.includes(t.status),
+      ),
+    ]);
+    expect(deposit).toMatchObject({ status: 'Failed', failureReason: CHAIN_RESTARTED });
+    expect(withdrawal).toMatchObject({ status: 'Failed', failureReason: CHAIN_RESTARTED });
+    expect(await tx(seen.transactionId)).toMatchObject({ status: 'Completed' });
+    expect(await ledgerMatches(w.walletId)).toMatchObject({
+      total: String(ETH),
+      available: String(ETH),
+      pending: '0',
+      locked: '0',
+    });
+
+    // The same signed deposit on the new chain has the same hash, and is a deposit of that chain: credited.
+    await node.rpc('hardhat_setNonce', [FUNDER.address, creditedNonce]);
+    expect(await node.sendRaw(raw)).toBe(creditedHash);
+    const again = await until(
+      () => depositsOf(w.walletId).then((d) => d.filter((t) => t.txHash === creditedHash)),
+      (list) => list.some((t) => t.transactionId !== seen.transactionId && t.status === 'Confirming'),
+    );
+    await node.mine(THRESHOLD - 1);
+    const credited = again.find((t) => t.transactionId !== seen.transactionId);
+    await until(
+      () => tx(credited.transactionId),
+      (t) => t.status === 'Completed',
+    );
+
+    // A withdrawal on the new chain takes nonce 0 there and completes.
+    const sent = await withdraw(w.walletId, dest, '0.25');
+    const [done] = await settledWhileMining([sent], 30_000);
+    expect(done).toMatchObject({ status: 'Completed' });
+    const { nonce } = await node.rpc<{ nonce: string }>('eth_getTransactionByHash', [done.txHash]);
+    expect(Number(nonce)).toBe(0);
+    expect(await node.balance(dest)).toBe(ETH / 4n);
+  }, 120_000);
 });

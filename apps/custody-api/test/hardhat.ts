@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { encodeFunctionData, type Hex, parseAbi } from 'viem';
@@ -41,28 +42,30 @@ function freePort(): Promise<number> {
   });
 }
 
+/** A Hardhat config file like deploy/hardhat's, with another chain id, in a temporary folder. */
+function otherChainConfig(chainId: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-hardhat-'));
+  const file = join(dir, 'hardhat.config.js');
+  writeFileSync(file, `module.exports = { networks: { hardhat: { chainId: ${chainId} } } };\n`);
+  return file;
+}
+
 export type HardhatNode = Awaited<ReturnType<typeof startHardhat>>;
 
 /**
- * A real Hardhat node (chain id 31337) on a free loopback port, started as a child `node` process (not npx,
+ * A real Hardhat node (chain id 31337 unless `chainId` says otherwise) on a free loopback port (or `port`), started as a child `node` process (not npx,
  * whose death would leave the node running) with the USDT stand-in deployed from its committed artifact.
  * `stop()` kills that process.
  */
-export async function startHardhat() {
-  const port = await freePort();
+export async function startHardhat(opts: { port?: number; chainId?: number } = {}) {
+  const port = opts.port ?? (await freePort());
+  const chainId = opts.chainId ?? 31337;
   const cli = require.resolve('hardhat/internal/cli/cli.js');
+  // Another chain id gets a config of its own beside this folder's (Hardhat takes the id from the config only).
+  const config = chainId === 31337 ? join(HARDHAT_DIR, 'hardhat.config.js') : otherChainConfig(chainId);
   const child: ChildProcess = spawn(
     process.execPath,
-    [
-      cli,
-      'node',
-      '--config',
-      join(HARDHAT_DIR, 'hardhat.config.js'),
-      '--hostname',
-      '127.0.0.1',
-      '--port',
-      String(port),
-    ],
+    [cli, 'node', '--config', config, '--hostname', '127.0.0.1', '--port', String(port)],
     {
       // Hardhat insists on being resolvable from its working directory ("non-local installation").
       cwd: join(__dirname, '..'),
@@ -124,7 +127,7 @@ export async function startHardhat() {
   const signed = async (tx: { to: string; value?: bigint; data?: Hex }) => {
     nonce ??= Number(await rpc<string>('eth_getTransactionCount', [FUNDER.address, 'pending']));
     const raw = await FUNDER.signTransaction({
-      chainId: 31337,
+      chainId,
       type: 'eip1559',
       nonce: nonce++,
       to: tx.to as Hex,
@@ -139,6 +142,7 @@ export async function startHardhat() {
 
   return {
     url,
+    port,
     usdt,
     rpc,
     receiptOf,

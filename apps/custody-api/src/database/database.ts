@@ -3,6 +3,7 @@ import { AddressBookEntryEntity } from '../modules/address-book/entities/address
 import { AssetEntity } from '../modules/assets/entities/asset.entity';
 import { TenantAssetEntity } from '../modules/assets/entities/tenant-asset.entity';
 import { EvmBlockEntity } from '../modules/chain/evm/entities/evm-block.entity';
+import { EvmChainEntity } from '../modules/chain/evm/entities/evm-chain.entity';
 import { EvmGasTopUpIntentEntity } from '../modules/chain/evm/entities/evm-gas-top-up-intent.entity';
 import { EvmCursorEntity } from '../modules/chain/evm/entities/evm-cursor.entity';
 import { EvmNonceEntity } from '../modules/chain/evm/entities/evm-nonce.entity';
@@ -43,6 +44,7 @@ export const entities = [
   EvmCursorEntity,
   EvmBlockEntity,
   EvmNonceEntity,
+  EvmChainEntity,
   EvmTransferEntity,
   EvmSendIntentEntity,
   EvmGasTopUpIntentEntity,

@@ -12,6 +12,7 @@ import { UnfinishedTransactionsIndex1795550000000 } from './1795550000000-Unfini
 import { EvmSendIntents1795570000002 } from './1795570000002-EvmSendIntents';
 import { CanonicalAddresses1795600000444 } from './1795600000444-CanonicalAddresses';
 import { EvmGasTopUpIntents1795600000480 } from './1795600000480-EvmGasTopUpIntents';
+import { EvmChains1795600003000 } from './1795600003000-EvmChains';
 
 /** Every migration of schema "custody", oldest first: its own and the platform's outbox migrations. */
 export const migrations = withOutboxMigrations([
@@ -28,4 +29,5 @@ export const migrations = withOutboxMigrations([
   EvmSendIntents1795570000002,
   CanonicalAddresses1795600000444,
   EvmGasTopUpIntents1795600000480,
+  EvmChains1795600003000,
 ]);

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AdvanceEnqueuer } from './advance-enqueuer';
 import { ApprovalExpirySweeper } from './approval-expiry-sweeper';
 import { ChainModule } from '../chain/chain.module';
+import { EvmChainIdentity } from '../chain/evm/evm-chain-identity';
 import { EvmConfirmations } from '../chain/evm/evm-confirmations';
 import { EvmDepositScanner } from '../chain/evm/evm-deposit-scanner';
 import { EvmWatcher } from '../chain/evm/evm-watcher';
@@ -28,6 +29,7 @@ import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository
     StuckTransactionSweeper,
     EvmDepositScanner,
     EvmConfirmations,
+    EvmChainIdentity,
     EvmWatcher,
     WithdrawalApprovalsRepository,
     ApprovalExpirySweeper,

@@ -13,6 +13,9 @@ import { answersFalse, TOKEN_REFUSED } from './evm-token';
 /** Gas of a plain ETH transfer to an externally owned account. */
 const NATIVE_TRANSFER_GAS = 21_000n;
 
+/** How long a match of the node's genesis block with the recorded one is trusted before a send asks again. */
+const CHAIN_VERIFIED_FOR_MS = 5_000;
+
 /** Gas stations whose unrecorded top-ups one watcher round settles; the rest wait for the next rounds. */
 const STATIONS_SETTLED_PER_ROUND = 100;
 
@@ -49,6 +52,8 @@ export class EvmChainAdapter implements ChainAdapter {
   readonly watchesConfirmations = true;
   private readonly logger = new Logger('EvmChainAdapter');
   private readonly keys: EvmKeys;
+  /** When this process last saw the node's genesis block match the recorded one (decision 0467). */
+  private chainVerifiedAt = 0;
 
   constructor(
     private readonly settings: EvmSettings,
@@ -73,7 +78,26 @@ export class EvmChainAdapter implements ChainAdapter {
     return (await this.repository.sendIntent(manager, transactionId)) !== undefined;
   }
 
+  /**
+   * Throws (the step is retried) while the node's genesis block is not the one this database recorded for the
+   * chain: nothing is signed for another chain (decision 0467). Checked at most every CHAIN_VERIFIED_FOR_MS.
+   */
+  private async assertSameChain(): Promise<void> {
+    if (Date.now() - this.chainVerifiedAt < CHAIN_VERIFIED_FOR_MS) return;
+    const [genesis, recorded] = await Promise.all([
+      this.rpc.blockHash(0n),
+      this.repository.recordedGenesis(this.settings.chainId),
+    ]);
+    if (recorded !== undefined && genesis !== recorded) {
+      throw new Error(
+        `The node's genesis block is ${genesis}, not chain ${this.settings.chainId}'s (${recorded}): not sending`,
+      );
+    }
+    this.chainVerifiedAt = Date.now();
+  }
+
   async broadcast({ record: t, manager }: BroadcastRequest): Promise<BroadcastResult> {
+    await this.assertSameChain();
     const sender = await this.repository.sender(manager, t.walletId);
     if (!sender) return { ok: false, reason: 'The source wallet has no address to send from' };
     const isToken = t.assetSymbol !== 'ETH';

@@ -65,6 +65,27 @@ export class EvmConfirmations {
     }
   }
 
+  /**
+   * Settles every open transfer of a chain that is gone (decision 0467): each is Failed with `reason`, a deposit's
+   * pending amount and a withdrawal's amount and fee hold released. Each is its own transaction, and a failed one
+   * is left as it is, so a crash part-way is finished by the next round.
+   */
+  async failAllOpen(reason: string): Promise<number> {
+    const open = await this.repository.openTransfers(this.evm.settings.chainId);
+    for (const o of open) {
+      if (o.direction === 'in') {
+        await this.fail(o.transactionId, reason, [], (m) =>
+          this.repository.markReorged(m, o.transactionId, true),
+        );
+      } else {
+        await this.fail(o.transactionId, reason, this.feeDeltas(o, 0n), (m) =>
+          this.repository.setChainState(m, o.transactionId, { confirmations: 0, settled: true }),
+        );
+      }
+    }
+    return open.length;
+  }
+
   async track(): Promise<void> {
     const { settings, rpc } = this.evm;
     const head = await rpc.head();
@@ -188,7 +209,7 @@ export class EvmConfirmations {
     const held = BigInt(o.feeHeld);
     const base = { walletId: o.feeWalletId, transactionId: o.transactionId };
     return [
-      { ...base, kind: 'fee-post', locked: -fee, total: -fee },
+      ...(fee > 0n ? [{ ...base, kind: 'fee-post' as const, locked: -fee, total: -fee }] : []),
       ...(held > fee
         ? [{ ...base, kind: 'fee-release' as const, locked: fee - held, available: held - fee }]
         : []),

@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { ChainRouter } from '../chain-router';
+import { EvmChainIdentity } from './evm-chain-identity';
 import { EvmConfirmations } from './evm-confirmations';
 import { EvmDepositScanner } from './evm-deposit-scanner';
 import { EvmRepository } from './evm.repository';
@@ -12,7 +13,7 @@ const MAX_STEPS_PER_ROUND = 20;
  * a reorg took away, then follows confirmations and receipts. One replica at a time does it: a round runs
  * under a Postgres advisory lock (released with its session's transaction, also if the process dies). It
  * starts only when CHAIN_EVM_RPC_URL is set; the first round checks that the node's chain id is the
- * configured one.
+ * configured one, and every round that its genesis block is the one this database recorded (decision 0467).
  */
 @Injectable()
 export class EvmWatcher implements OnApplicationBootstrap, OnModuleDestroy {
@@ -27,6 +28,7 @@ export class EvmWatcher implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly repository: EvmRepository,
     private readonly scanner: EvmDepositScanner,
     private readonly confirmations: EvmConfirmations,
+    private readonly identity: EvmChainIdentity,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -60,6 +62,7 @@ export class EvmWatcher implements OnApplicationBootstrap, OnModuleDestroy {
       this.chainChecked = true;
     }
     await this.repository.withLeadership(async () => {
+      await this.identity.check();
       let caughtUp = false;
       for (let i = 0; i < MAX_STEPS_PER_ROUND && !caughtUp && !this.stopped; i++) {
         caughtUp = await this.scanner.step();

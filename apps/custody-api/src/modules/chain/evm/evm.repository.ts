@@ -464,6 +464,63 @@ export class EvmRepository implements OnModuleDestroy {
     }
   }
 
+  // ---- chain identity (decision 0467) ------------------------------------------------------------------
+
+  async recordedGenesis(chainId: number): Promise<string | undefined> {
+    const [row] = await this.db.query(
+      `SELECT "genesis_hash" AS "genesis" FROM "evm_chains" WHERE "chain_id" = $1`,
+      [chainId],
+    );
+    return row?.genesis;
+  }
+
+  /** Records `genesis` as the chain's when none is recorded; answers the recorded one either way. */
+  async recordGenesis(chainId: number, genesis: string): Promise<string> {
+    const [row] = await this.db.query(
+      `WITH ins AS (
+         INSERT INTO "evm_chains" ("chain_id", "genesis_hash") VALUES ($1, $2)
+         ON CONFLICT ("chain_id") DO NOTHING RETURNING "genesis_hash")
+       SELECT "genesis_hash" AS "genesis" FROM ins
+       UNION ALL SELECT "genesis_hash" FROM "evm_chains" WHERE "chain_id" = $1
+       LIMIT 1`,
+      [chainId, genesis],
+    );
+    return row.genesis as string;
+  }
+
+  /**
+   * Forgets a chain that is gone, in one transaction, once its open transfers are settled: its credited deposits
+   * leave the deposit key (the new chain may carry the same hashes), and its scanned blocks, cursor, nonces and
+   * unrecorded sends go. `genesis` becomes the chain's. Answers the credited deposits that were on it.
+   */
+  async forgetChain(chainId: number, genesis: string): Promise<number> {
+    return this.db.transaction(async (manager) => {
+      const credited = rowsOf<{ id: string }>(
+        await manager.query(
+          `UPDATE "evm_transfers" SET "reorged" = true, "orphaned_after_credit" = true, "settled" = true,
+                  "updated_at" = now()
+            WHERE "chain_id" = $1 AND "direction" = 'in' AND NOT "reorged" RETURNING "transaction_id" AS "id"`,
+          [chainId],
+        ),
+      );
+      for (const table of [
+        'evm_blocks',
+        'evm_cursors',
+        'evm_nonces',
+        'evm_send_intents',
+        'evm_gas_top_up_intents',
+      ]) {
+        await manager.query(`DELETE FROM "${table}" WHERE "chain_id" = $1`, [chainId]);
+      }
+      await manager.query(
+        `INSERT INTO "evm_chains" ("chain_id", "genesis_hash") VALUES ($1, $2)
+         ON CONFLICT ("chain_id") DO UPDATE SET "genesis_hash" = EXCLUDED."genesis_hash", "recorded_at" = now()`,
+        [chainId, genesis],
+      );
+      return credited.length;
+    });
+  }
+
   // ---- scanning ----------------------------------------------------------------------------------------
 
   async cursor(chainId: number): Promise<bigint | undefined> {
