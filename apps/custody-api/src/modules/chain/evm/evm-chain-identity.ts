@@ -21,6 +21,8 @@ export const CHAIN_RESTARTED =
 @Injectable()
 export class EvmChainIdentity {
   private readonly logger = new Logger(EvmChainIdentity.name);
+  /** The genesis hash this process last found recorded: the same one again needs no database read. */
+  private verified?: string;
 
   constructor(
     private readonly chains: ChainRouter,
@@ -33,8 +35,12 @@ export class EvmChainIdentity {
     const { settings, rpc } = this.chains.evm!;
     const genesis = await rpc.blockHash(0n);
     if (!genesis) throw new Error('The node has no block 0');
+    if (genesis === this.verified) return;
     const recorded = await this.repository.recordGenesis(settings.chainId, genesis);
-    if (recorded === genesis) return;
+    if (recorded === genesis) {
+      this.verified = genesis;
+      return;
+    }
     if (settings.chainId !== LOCAL_CHAIN_ID) {
       throw new Error(
         `The node's genesis block is ${genesis}, but chain ${settings.chainId} in this database began with ` +
@@ -53,5 +59,6 @@ export class EvmChainIdentity {
       },
       'the local chain was restarted: its open transfers failed, scanning and nonces start again on the new chain',
     );
+    this.verified = genesis;
   }
 }
