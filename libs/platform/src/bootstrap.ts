@@ -88,7 +88,10 @@ export function createFastifyAdapter(
  * Wiring shared by main.ts and the test harness: logger, X-Request-Id echo, Fastify-level errors in the
  * contract's shape, metrics, RPC server, shutdown hooks.
  */
-export async function configureApp(app: NestFastifyApplication, opts: { rpc?: boolean } = {}): Promise<void> {
+export async function configureApp(
+  app: NestFastifyApplication,
+  opts: { rpc?: boolean; exitOnShutdown?: boolean } = {},
+): Promise<void> {
   const platform = app.get<PlatformOptions>(PLATFORM_OPTIONS);
   for (const { plugin, options } of platform.httpPlugins ?? []) await app.register(plugin, options);
   app.useLogger(new NestLogger(app.get(Logger)));
@@ -105,7 +108,9 @@ export async function configureApp(app: NestFastifyApplication, opts: { rpc?: bo
   bindRequestLogger(fastify, app.get(ROOT_LOGGER));
   if (platform.env.LOG_REQUESTS) logRequests(fastify, app.get(ROOT_LOGGER), platform.secretPath);
   app.get(MetricsService).instrument(fastify);
-  app.enableShutdownHooks();
+  // A process (bootstrapHttp) ends a clean shutdown with exit code 0, rather than by raising the signal again
+  // (143 to a shell, an `Error` to Kubernetes): exit 1 is kept for a failed or overdue one (decision 0465).
+  app.enableShutdownHooks([], { useProcessExit: opts.exitOnShutdown === true });
   if (opts.rpc !== false) {
     app.connectMicroservice(rpcServerOptions(platform.env.REDIS_URL, platform.env.QUEUE_PREFIX), {
       inheritAppConfig: true,
@@ -131,7 +136,7 @@ export async function bootstrapHttp(
     // Nest's own start-up chatter is not JSON; keep only its warnings and errors until pino takes over.
     logger: ['error', 'warn'],
   });
-  await configureApp(app, opts);
+  await configureApp(app, { ...opts, exitOnShutdown: true });
   const { SHUTDOWN_TIMEOUT_MS } = app.get<PlatformOptions>(PLATFORM_OPTIONS).env;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     // Nest drains on the signal (workers finish their jobs, connections close); this bounds how long it may take.

@@ -44,6 +44,34 @@ export const ProcessJob = (job: { name: string }) => SetMetadata(PROCESS_JOB, jo
  */
 export const QUICK_STALL_RECOVERY = { lockDurationMs: 15_000, stalledIntervalMs: 5_000 } as const;
 
+/**
+ * How long a shutdown waits for a queue's or a worker's Redis connections to finish connecting before it closes
+ * them (closeWhenConnected). Only a Redis that does not answer makes the wait that long.
+ */
+export const CONNECT_SETTLE_MS = 2000;
+
+/**
+ * Closes a BullMQ queue or worker once its connections have finished connecting (decision 0465). BullMQ opens
+ * them in the background: a worker's blocking connection (a duplicate of the shared one) connects and then asks
+ * Redis for its version (INFO), which takes a few milliseconds after the worker is created, so right after boot.
+ * Closed in that moment, BullMQ disconnects it with the INFO still on its way and drops the connection's error
+ * listeners; the INFO's rejection ("Connection is closed.") is then emitted as an `error` no one listens to, and
+ * Node exits 1 with its stack on stderr (taskforcesh/bullmq#3546). Waiting for the connection first makes the
+ * close an ordinary QUIT. A Redis that does not answer is waited for at most CONNECT_SETTLE_MS; a connection
+ * that failed has already reported its error to the worker's own listener.
+ */
+export async function closeWhenConnected(
+  target: Pick<Queue | Worker, 'waitUntilReady' | 'close'>,
+  settleMs = CONNECT_SETTLE_MS,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    target.waitUntilReady().catch(() => undefined),
+    new Promise((resolve) => (timer = setTimeout(resolve, settleMs))),
+  ]).finally(() => clearTimeout(timer));
+  await target.close();
+}
+
 /** Longest wait between two attempts of a job (the back-off doubles from its first delay up to this). */
 export const JOB_RETRY_MAX_DELAY_MS = 60_000;
 
@@ -131,7 +159,7 @@ export class JobQueues implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    await Promise.all([...this.queues.values()].map((q) => closeWhenConnected(q)));
   }
 }
 
@@ -224,8 +252,11 @@ export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
     return handler(payload, job);
   }
 
-  /** Stops taking jobs and waits for the active ones: the drain of a graceful shutdown. */
+  /**
+   * Stops taking jobs and waits for the active ones: the drain of a graceful shutdown. A worker created a moment
+   * ago is first let finish connecting (closeWhenConnected).
+   */
   async onModuleDestroy(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
+    await Promise.all(this.workers.map((w) => closeWhenConnected(w)));
   }
 }

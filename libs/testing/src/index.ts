@@ -13,5 +13,6 @@ export * from './timing';
 export * from './fuzz';
 export * from './media-store-process';
 export * from './service-process';
+export * from './stop-after-boot';
 export * from './chaos';
 export * from './ids';
