@@ -67,9 +67,6 @@ export class CacheInvalidationService implements OnModuleInit, OnApplicationShut
       if (connected) for (const cache of this.caches.values()) cache.clear();
       connected = true;
     });
-    subscriber.on('error', (err: Error) =>
-      this.logger.warn({ err: err.message }, 'cache invalidation subscriber: Redis error'),
-    );
     subscriber.on('message', (_channel: string, raw: string) => this.apply(raw));
     await subscriber.subscribe(this.channel);
   }

@@ -1,11 +1,49 @@
+import { Logger } from '@nestjs/common';
 import Redis, { type RedisOptions } from 'ioredis';
+
+const logger = new Logger('Redis');
+
+/** While a connection keeps failing, it logs at most one line per this many milliseconds. */
+export const REDIS_ERROR_LOG_EVERY_MS = 10_000;
 
 /**
  * One ioredis connection. `maxRetriesPerRequest: null` is what BullMQ requires; callers that must
- * not hang (health checks) wrap their command in `withTimeout`.
+ * not hang (health checks) wrap their command in `withTimeout`. Its errors are logged (`logConnectionErrors`).
  */
 export function createRedis(url: string, options: RedisOptions = {}): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, ...options });
+  const redis = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, ...options });
+  logConnectionErrors(redis, options.connectionName ?? 'redis');
+  return redis;
+}
+
+/**
+ * Gives a connection its `error` listener. Without one, ioredis prints "[ioredis] Unhandled error event" and a
+ * stack to stderr for every failed reconnection of an outage (decision 0468). Its errors go to the log instead:
+ * the first at warn, then at most one line per REDIS_ERROR_LOG_EVERY_MS with how many it left out, and one line
+ * once the connection is ready again. Commands still fail to their callers as before.
+ */
+export function logConnectionErrors(redis: Redis, connection: string): void {
+  let failingSince: number | undefined;
+  let loggedAt = -Infinity;
+  let skipped = 0;
+  redis.on('error', (err: Error) => {
+    const now = Date.now();
+    failingSince ??= now;
+    if (now - loggedAt < REDIS_ERROR_LOG_EVERY_MS) {
+      skipped += 1;
+      return;
+    }
+    logger.warn({ connection, err: err.message, skipped }, 'Redis connection error');
+    loggedAt = now;
+    skipped = 0;
+  });
+  redis.on('ready', () => {
+    if (failingSince === undefined) return;
+    logger.log({ connection, downMs: Date.now() - failingSince }, 'Redis connection ready again');
+    failingSince = undefined;
+    loggedAt = -Infinity;
+    skipped = 0;
+  });
 }
 
 /**
