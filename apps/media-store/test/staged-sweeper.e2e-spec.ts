@@ -1,4 +1,6 @@
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +20,7 @@ import request from 'supertest';
 import { AppModule } from '../src/app.module';
 import { loadEnv } from '../src/config/env';
 import { databaseOptions } from '../src/database/database';
+import { openTicket, sealTicket, ticketKeysFrom } from '../src/modules/resources/staged-ticket';
 import { StagedUploadSweeper } from '../src/modules/resources/staged-upload-sweeper';
 
 const JPEG = mediaFixture('tiny.jpg');
@@ -201,6 +204,173 @@ describe('media-store staged uploads: sweeper and ticket key (s3rver)', () => {
     }
     // Whatever the interleaving: no staged row left, and every recorded upload has its bytes.
     expect((await db.query('SELECT 1 FROM media.staged_uploads')).rowCount).toBe(0);
+  });
+
+  /** The keys under an enrollment's folder in the bucket. */
+  const blobsOf = async (enrollmentId: string): Promise<string[]> =>
+    (
+      (await s3.send(new ListObjectsV2Command({ Bucket, Prefix: `${productId}/${enrollmentId}/` })))
+        .Contents ?? []
+    ).map((object) => object.Key ?? '');
+  /** The ids of an enrollment's staged rows. */
+  const stagedRowsOf = async (enrollmentId: string): Promise<string[]> =>
+    (
+      await db.query<{ id: string }>('SELECT id FROM media.staged_uploads WHERE storage_key LIKE $1', [
+        `${productId}/${enrollmentId}/%`,
+      ])
+    ).rows.map((row) => row.id);
+  /**
+   * A staged PUT whose body is held open after its first bytes (a slow client): `finish` sends the rest and
+   * answers media-store's reply. Resolves once the upload's staged row is written.
+   */
+  const slowStage = async (enrollmentId: string) => {
+    const { port } = app.getHttpServer().address() as AddressInfo;
+    const put = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: 'PUT',
+      path: `/internal/v1/resources/${enrollmentId}/selfie/staged?${owner}`,
+      headers: { ...auth(), 'content-type': 'application/octet-stream', 'content-length': JPEG.length },
+    });
+    const answer = new Promise<{ status: number; code: unknown; body: Record<string, unknown> }>(
+      (resolve, reject) => {
+        put.once('response', (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.once('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              code: response.headers['x-error-code'],
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>,
+            }),
+          );
+        });
+        put.once('error', reject);
+      },
+    );
+    put.write(JPEG.subarray(0, 16));
+    const deadline = Date.now() + 10_000;
+    let rows: string[] = [];
+    while ((rows = await stagedRowsOf(enrollmentId)).length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(rows).toHaveLength(1);
+    return {
+      id: rows[0],
+      finish: () => {
+        put.end(JPEG.subarray(16));
+        return answer;
+      },
+    };
+  };
+  const ageIds = async (ids: string[]) =>
+    db.query(
+      `UPDATE media.staged_uploads SET created_at = created_at - make_interval(secs => $2) WHERE id = ANY($1::uuid[])`,
+      [ids, TTL_SECONDS + 60],
+    );
+
+  it('an upload whose row was swept while its body was still streaming answers 410 and leaves no bytes, no row and no resource', async () => {
+    const enrollmentId = randomUUID();
+    const upload = await slowStage(enrollmentId);
+    // The body takes longer than the TTL: the sweep removes the row (and nothing, no bytes are stored yet).
+    await ageIds([upload.id]);
+    expect(await sweep()).toBe(1);
+    expect(await stagedRowsOf(enrollmentId)).toEqual([]);
+    // Then the rest of the body arrives: the late bytes are not handed back as a ticket, they are removed.
+    const answer = await upload.finish();
+    expect(answer).toEqual({
+      status: 410,
+      code: 'staged_upload_expired',
+      body: { message: expect.stringContaining('expired') },
+    });
+    expect(await blobsOf(enrollmentId)).toEqual([]);
+    expect(await stagedRowsOf(enrollmentId)).toEqual([]);
+    expect((await db.query('SELECT 1 FROM media.resources WHERE id = $1', [upload.id])).rowCount).toBe(0);
+  });
+
+  it('a sweep holding the row when the last bytes come is waited for: then the row is gone and the upload answers 410', async () => {
+    const enrollmentId = randomUUID();
+    const upload = await slowStage(enrollmentId);
+    await ageIds([upload.id]);
+    // A sweep's transaction, held open (as between its lock and its DELETE, while it removes the bytes).
+    const sweeper = new Client({ connectionString: env.db.url });
+    await sweeper.connect();
+    try {
+      await sweeper.query('BEGIN');
+      await sweeper.query('SELECT 1 FROM media.staged_uploads WHERE id = $1 FOR UPDATE SKIP LOCKED', [
+        upload.id,
+      ]);
+      const answer = upload.finish();
+      const deadline = Date.now() + 10_000;
+      while (
+        (
+          await db.query(
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          )
+        ).rowCount === 0 &&
+        Date.now() < deadline
+      )
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      await sweeper.query('DELETE FROM media.staged_uploads WHERE id = $1', [upload.id]);
+      await sweeper.query('COMMIT');
+      expect(await answer).toMatchObject({ status: 410, code: 'staged_upload_expired' });
+    } finally {
+      await sweeper.end();
+    }
+    expect(await blobsOf(enrollmentId)).toEqual([]);
+    expect(await stagedRowsOf(enrollmentId)).toEqual([]);
+  });
+
+  it('an upload whose body took longer than the TTL answers 410 even when no sweep ran meanwhile (bytes and row removed)', async () => {
+    const enrollmentId = randomUUID();
+    const upload = await slowStage(enrollmentId);
+    await ageIds([upload.id]);
+    const answer = await upload.finish();
+    expect(answer).toMatchObject({ status: 410, code: 'staged_upload_expired' });
+    expect(await blobsOf(enrollmentId)).toEqual([]);
+    expect(await stagedRowsOf(enrollmentId)).toEqual([]);
+  });
+
+  it('a slow body stored within the TTL gets a whole TTL for its commit, counted from when its bytes were stored', async () => {
+    const enrollmentId = randomUUID();
+    const upload = await slowStage(enrollmentId);
+    // Nearly a TTL old when the last bytes come.
+    await db.query(
+      `UPDATE media.staged_uploads SET created_at = created_at - make_interval(secs => $2) WHERE id = $1`,
+      [upload.id, TTL_SECONDS - 60],
+    );
+    const answer = await upload.finish();
+    expect(answer.status).toBe(201);
+    // A sweep two minutes later (by the row's clock) leaves it: the commit still records it.
+    await db.query(
+      `UPDATE media.staged_uploads SET created_at = created_at - interval '2 minutes' WHERE id = $1`,
+      [upload.id],
+    );
+    expect(await sweep()).toBe(0);
+    await post('commits', enrollmentId, answer.body.ticket as string).expect(201);
+    expect(await blobsOf(enrollmentId)).toHaveLength(1);
+  });
+
+  it('a commit whose ticket says it has a staged row, finding none, is 410 and removes the late bytes; a ticket from an older media-store (no such claim) is recorded as before', async () => {
+    const enrollmentId = randomUUID();
+    const ticket = await stage(enrollmentId);
+    const keys = ticketKeysFrom({ INTERNAL_SERVICE_TOKEN: TEST_INTERNAL_SERVICE_TOKEN });
+    const target = { productId, applicantId, enrollmentId, slot: 'selfie' };
+    const staged = openTicket(keys, target, ticket);
+    expect(staged).toMatchObject({ hasRow: true });
+    // Bytes with no row, whatever removed the row: never recorded, never left behind.
+    await db.query('DELETE FROM media.staged_uploads WHERE id = $1', [idOf(ticket)]);
+    const late = await post('commits', enrollmentId, ticket).expect(410);
+    expect(late.headers['x-error-code']).toBe('staged_upload_expired');
+    expect(await recorded(ticket)).toBe(false);
+    expect(await blobExists(enrollmentId, ticket)).toBe(false);
+    // The same upload sealed as a media-store older than decision 0464 did (no staged row): recorded.
+    const other = await stage(enrollmentId);
+    const legacy = sealTicket(keys, target, { ...openTicket(keys, target, other)!, hasRow: false });
+    expect(legacy).not.toBe(other);
+    await db.query('DELETE FROM media.staged_uploads WHERE id = $1', [idOf(other)]);
+    await post('commits', enrollmentId, legacy).expect(201);
+    expect(await recorded(other)).toBe(true);
+    expect(await blobExists(enrollmentId, other)).toBe(true);
   });
 
   it('a commit after its discard is 410 and records nothing (never a resource without bytes)', async () => {

@@ -150,6 +150,32 @@ export class ResourcesRepository {
     );
   }
 
+  /**
+   * Called once an upload's bytes are stored (decision 0464): true when its staged row is still there and younger
+   * than `ttlSeconds`, and then restarts the row's clock, so the commit gets a whole TTL from now. The UPDATE waits
+   * for a sweep that holds the row, then finds it gone. False when the row was swept while the body streamed, or
+   * is older than the TTL (a sweep may come any moment): the row is then put back (or left) expired, so that the
+   * caller removes the late bytes, then forgets the row, and the next sweep retries when the removal fails.
+   */
+  async confirmStaged(id: string, storageKey: string, ttlSeconds: number): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      const [{ confirmed }] = (await manager.query(
+        `WITH "u" AS (
+           UPDATE "media"."staged_uploads" SET "created_at" = now()
+            WHERE "id" = $1 AND "created_at" >= now() - make_interval(secs => $2) RETURNING 1
+         ) SELECT count(*)::int AS "confirmed" FROM "u"`,
+        [id, ttlSeconds],
+      )) as Array<{ confirmed: number }>;
+      if (confirmed === 1) return true;
+      await manager.query(
+        `INSERT INTO "media"."staged_uploads" ("id", "storage_key", "created_at") VALUES ($1, $2, to_timestamp(0))
+          ON CONFLICT ("id") DO NOTHING`,
+        [id, storageKey],
+      );
+      return false;
+    });
+  }
+
   /** Forgets a staged upload whose bytes were removed (a refused upload, a full slot at commit). */
   async forgetStaged(id: string): Promise<void> {
     await this.dataSource.query('DELETE FROM "media"."staged_uploads" WHERE "id" = $1', [id]);

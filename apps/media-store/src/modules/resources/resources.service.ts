@@ -49,16 +49,15 @@ export interface ResourceKey {
   seq: number;
 }
 
-/** `x-error-code` of a commit whose staged upload expired and was swept (decision 0460). */
+/**
+ * `x-error-code` of a commit whose staged upload expired and was swept (decision 0460), and of an upload whose
+ * body took longer than MEDIA_STAGED_TTL_SECONDS to arrive (decision 0464).
+ */
 export const STAGED_UPLOAD_EXPIRED = 'staged_upload_expired';
 
-const stagedUploadExpired = () =>
-  new AppException(
-    410,
-    'ticket: the staged upload expired and its bytes were removed; upload the file again',
-    undefined,
-    STAGED_UPLOAD_EXPIRED,
-  );
+const stagedUploadExpired = (
+  message = 'ticket: the staged upload expired and its bytes were removed; upload the file again',
+) => new AppException(410, message, undefined, STAGED_UPLOAD_EXPIRED);
 
 /** A refusal of the meter or of a full slot as the answer the client gets; anything else unchanged (a 500). */
 const asHttpError = (err: unknown): unknown =>
@@ -186,11 +185,17 @@ export class ResourcesService {
     const mime = meter.mime;
     if (refusal || !mime || !meter.writableFinished) {
       // A driver that stopped reading early without failing must not leave a partial blob behind.
-      await this.blobs
-        .remove(storageKey)
-        .then(() => this.forget(id))
-        .catch(() => undefined);
+      await this.removeThenForget(id, storageKey);
       throw asHttpError(refusal ?? new Error('Upload ended before the whole body was stored'));
+    }
+    // The body took longer than MEDIA_STAGED_TTL_SECONDS: a sweep may have taken the row while the bytes were
+    // still coming (it found nothing to remove), so these late bytes are nobody's. They go, like the row: never
+    // a ticket for an upload the sweep no longer knows of (decision 0464).
+    if (!(await this.repository.confirmStaged(id, storageKey, this.env.MEDIA_STAGED_TTL_SECONDS))) {
+      await this.removeThenForget(id, storageKey);
+      throw stagedUploadExpired(
+        'The upload took longer than MEDIA_STAGED_TTL_SECONDS and expired; its bytes were removed: upload the file again',
+      );
     }
     return {
       id,
@@ -200,7 +205,16 @@ export class ResourcesService {
       sha256: meter.sha256,
       documentType: target.labels.documentType ?? null,
       source: target.labels.source ?? defaultSourceFor(target.slot),
+      hasRow: true,
     };
+  }
+
+  /** Removes bytes that will not be recorded, then their staged row; the sweeper retries whatever fails. */
+  private removeThenForget(id: string, storageKey: string): Promise<void> {
+    return this.blobs.remove(storageKey).then(
+      () => this.forget(id),
+      (e: unknown) => this.logger.warn(`Blob ${storageKey} left to the sweeper: ${e}`),
+    );
   }
 
   /** Drops the staged row of an upload whose bytes are gone; the sweeper retries when this fails. */
@@ -219,8 +233,16 @@ export class ResourcesService {
       return await this.insert(target, staged, true);
     } catch (err) {
       if (!(err instanceof StagedUploadGoneError)) throw err;
-      // No row and no bytes: swept or discarded (whoever removed them held the row until they were gone). No row
-      // but bytes: staged by a media-store older than decision 0460, which nothing sweeps or discards now.
+      if (staged.hasRow) {
+        // Its row is gone, so it expired (swept, or discarded): whoever removed the row removed the bytes first,
+        // and any bytes still there are nobody's and go now (decision 0464). Never recorded.
+        await this.blobs
+          .remove(staged.storageKey)
+          .catch((e: unknown) => this.logger.error(`Late blob ${staged.storageKey} not removed: ${e}`));
+        throw stagedUploadExpired();
+      }
+      // A ticket of a media-store older than decision 0460 (no row): no bytes, discarded; bytes, recorded, as
+      // before (nothing sweeps or discards them now).
       if (!(await this.blobs.exists(staged.storageKey))) throw stagedUploadExpired();
       return this.insert(target, staged, false);
     }

@@ -19,6 +19,7 @@ const staged = {
   sha256: 'a'.repeat(64),
   documentType: null,
   source: 'docapture',
+  hasRow: true,
 };
 
 describe('staged-upload ticket keys (decision 0460)', () => {
@@ -50,5 +51,26 @@ describe('staged-upload ticket keys (decision 0460)', () => {
     expect(openTicket(rotated, owner, sealedOld)).toBeNull();
     // Still bound to its owner whichever key opens it.
     expect(openTicket(rotating, { ...owner, slot: 'document_front' }, sealedOld)).toBeNull();
+  });
+});
+
+describe('staged-upload ticket: the staged row (decision 0464)', () => {
+  const keys = ticketKeysFrom({ INTERNAL_SERVICE_TOKEN: TOKEN });
+  const payloadOf = (ticket: string): Record<string, unknown> =>
+    JSON.parse(Buffer.from(ticket.split('.')[0], 'base64url').toString('utf8')) as Record<string, unknown>;
+
+  it('a ticket says that its upload has a staged row, under its signature', () => {
+    const ticket = sealTicket(keys, owner, staged);
+    expect(payloadOf(ticket)).toMatchObject({ hasRow: true });
+    expect(openTicket(keys, owner, ticket)).toMatchObject({ id: staged.id, hasRow: true });
+  });
+
+  it("an older media-store's ticket (no such field) opens as one without a row; the claim cannot be added to it", () => {
+    const legacy = sealTicket(keys, owner, { ...staged, hasRow: false });
+    expect(payloadOf(legacy)).not.toHaveProperty('hasRow');
+    expect(openTicket(keys, owner, legacy)).toMatchObject({ id: staged.id, hasRow: false });
+    const [, signature] = legacy.split('.');
+    const claimed = Buffer.from(JSON.stringify({ ...payloadOf(legacy), hasRow: true })).toString('base64url');
+    expect(openTicket(keys, owner, `${claimed}.${signature}`)).toBeNull();
   });
 });

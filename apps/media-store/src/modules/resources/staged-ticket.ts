@@ -18,6 +18,12 @@ export interface StagedUpload {
   sha256: string;
   documentType: string | null;
   source: string | null;
+  /**
+   * The upload has a staged row (decision 0464): every upload staged since decision 0460. Sealed into its ticket,
+   * so a commit that finds no row knows the upload expired; false for a ticket of an older media-store, which
+   * wrote no row (its commit records the bytes when they exist).
+   */
+  hasRow: boolean;
 }
 
 const stagedSchema = z.object({
@@ -27,6 +33,8 @@ const stagedSchema = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   documentType: z.string().nullable(),
   source: z.string().nullable(),
+  // Absent from the tickets of a media-store older than decision 0464 (and never sealed as `false`).
+  hasRow: z.literal(true).optional(),
 });
 
 /** The blob key of an upload: the owner's folders, then the upload's id. */
@@ -64,8 +72,10 @@ export function ticketKeysFrom(env: {
  * commit (or discard) needs nothing but the staged row to check it is still there. `{base64url JSON}.{base64url HMAC}`.
  */
 export function sealTicket(keys: TicketKeys, owner: UploadOwner, staged: StagedUpload): string {
-  const { storageKey: _key, ...measured } = staged;
-  const payload = Buffer.from(JSON.stringify(measured)).toString('base64url');
+  const { storageKey: _key, hasRow, ...measured } = staged;
+  const payload = Buffer.from(JSON.stringify(hasRow ? { ...measured, hasRow } : measured)).toString(
+    'base64url',
+  );
   return `${payload}.${mac(keys.seal, owner, payload).toString('base64url')}`;
 }
 
@@ -88,5 +98,11 @@ export function openTicket(keys: TicketKeys, owner: UploadOwner, ticket: string)
       }
     })(),
   );
-  return parsed.success ? { ...parsed.data, storageKey: storageKeyFor(owner, parsed.data.id) } : null;
+  return parsed.success
+    ? {
+        ...parsed.data,
+        hasRow: parsed.data.hasRow === true,
+        storageKey: storageKeyFor(owner, parsed.data.id),
+      }
+    : null;
 }
