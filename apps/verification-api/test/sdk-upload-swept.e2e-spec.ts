@@ -82,3 +82,19 @@ it('an upload swept while it waited for its commit answers 503 and leaves no res
   expect(selfie?.uploads ?? []).toEqual([]);
   expect((await handUpload(port, a.token, 'selfie').file(PNG).end()).status).toBe(201);
 });
+
+it('an upload whose body outlasts the staged TTL answers 503 and leaves no resource, no bytes and no record (decision 0464)', async () => {
+  const a = await enrolledApplicant(h, 'slow-upload');
+  const before = filesUnder(m.media.fsRoot).length;
+  const half = Math.floor(PNG.length / 2);
+  const upload = handUpload(port, a.token, 'selfie').file(PNG.subarray(0, half));
+  // The staged row is written when the bytes start: the body then takes "two hours" to finish.
+  await until(async () => (await count('media.staged_uploads', [])) === 1, 'the staged upload');
+  await h.sql("UPDATE media.staged_uploads SET created_at = created_at - interval '2 hours'");
+  const answer = await upload.write(PNG.subarray(half)).end();
+  expect(answer).toEqual({ status: 503, body: { message: expect.stringContaining('expired') } });
+  await until(async () => (await count('media.staged_uploads', [])) === 0, 'the expired row removed');
+  expect(await count('media.resources WHERE enrollment_id = $1', [a.enrollmentId])).toBe(0);
+  expect(filesUnder(m.media.fsRoot).length).toBe(before);
+  expect((await handUpload(port, a.token, 'selfie').file(PNG).end()).status).toBe(201);
+});

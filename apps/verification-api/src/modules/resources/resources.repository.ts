@@ -157,10 +157,6 @@ export class ResourcesRepository implements OnModuleDestroy {
   async commit(staged: StagedUpload): Promise<MediaResource> {
     const response = await this.post(staged, 'commits');
     if (response.statusCode === 201) return mediaResourceSchema.parse(await this.json(response));
-    if (response.statusCode === 410) {
-      response.resume();
-      throw new AppException(503, 'The upload expired before it was recorded: send the file again');
-    }
     throw await this.failure(response);
   }
 
@@ -223,9 +219,17 @@ export class ResourcesRepository implements OnModuleDestroy {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   }
 
-  /** A media-store error answer as the same client error; anything else is a 502 without internals. */
+  /**
+   * A media-store error answer as the same client error; anything else is a 502 without internals. A staged
+   * upload that expired (410 `staged_upload_expired`: swept before its commit, or its body outlasted
+   * MEDIA_STAGED_TTL_SECONDS; decisions 0460, 0464) is a 503: nothing is recorded, and the file is sent again.
+   */
   private async failure(response: IncomingMessage): Promise<AppException> {
     const status = response.statusCode ?? 502;
+    if (status === 410 && response.headers['x-error-code'] === 'staged_upload_expired') {
+      response.resume();
+      return new AppException(503, 'The upload expired before it was recorded: send the file again');
+    }
     const body = (await this.json(response).catch(() => ({}))) as { message?: unknown };
     if ([400, 404, 409, 413, 415, 416].includes(status)) {
       // media-store's reason (the slot's quota: `upload_limit`) goes on to the client with its status.
