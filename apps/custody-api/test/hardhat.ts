@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { encodeFunctionData, type Hex, parseAbi } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { freePort } from '@tessera/testing';
 
 const HARDHAT_DIR = join(__dirname, '../../../deploy/hardhat');
 const ARTIFACT = JSON.parse(readFileSync(join(HARDHAT_DIR, 'TetherStandIn.json'), 'utf8')) as {
@@ -30,17 +30,6 @@ const ERC20 = parseAbi([
 export const FUNDER = privateKeyToAccount(
   '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
 );
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A Hardhat config file like deploy/hardhat's, with another chain id, in a temporary folder. */
 function otherChainConfig(chainId: number): string {

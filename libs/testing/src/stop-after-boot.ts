@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { SchemaMigrator } from './database';
+import { createTestEnvironment, type TestEnvironment } from './environment';
 import { SERVICE_BOOT_TIMEOUT_MS } from './service-process';
 
 /** The line Nest logs once the app listens: the moment the process reports it has started. */
@@ -90,4 +93,42 @@ export async function uncleanStopsAfterBoot(
       unclean.push(run);
   }
   return unclean;
+}
+
+/**
+ * The shutdown suite of a service (decision 0465): each built entry point (`roles`: role name → dist file, as
+ * operators run it) is booted on the suite's own database and Redis namespace, and stopped by SIGTERM in the
+ * instant it reports started and a few milliseconds later (STOP_OFFSETS_MS). Every run must exit 0 with nothing
+ * on stderr and no error line. `extraEnv` adds what the service needs beyond the environment (and cleans up).
+ */
+export function describeShutdownAfterBoot(
+  service: string,
+  migrator: SchemaMigrator,
+  roles: Record<string, string>,
+  extraEnv: { setUp?: () => Record<string, string>; tearDown?: () => void } = {},
+): void {
+  describe(`${service} stopped right after it reports started`, () => {
+    let env: TestEnvironment;
+    let extra: Record<string, string> = {};
+
+    beforeAll(async () => {
+      for (const entry of Object.values(roles))
+        if (!existsSync(entry))
+          throw new Error(`${entry} is missing: run pnpm --filter ${service} build first`);
+      env = await createTestEnvironment([migrator]);
+      extra = extraEnv.setUp?.() ?? {};
+    }, 60_000);
+    afterAll(async () => {
+      await env?.teardown();
+      extraEnv.tearDown?.();
+    });
+
+    it.each(Object.entries(roles))(
+      'the %s shuts down cleanly: exit 0, nothing on stderr, no error line',
+      async (_role, entry) => {
+        expect(await uncleanStopsAfterBoot(entry, { ...env.env, WORKER_PORT: '0', ...extra })).toEqual([]);
+      },
+      120_000,
+    );
+  });
 }
