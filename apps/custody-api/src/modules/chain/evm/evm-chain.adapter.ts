@@ -82,11 +82,13 @@ export class EvmChainAdapter implements ChainAdapter {
    * Throws (the step is retried) while the node's genesis block is not the one this database recorded for the
    * chain: nothing is signed for another chain (decision 0467). Checked at most every CHAIN_VERIFIED_FOR_MS.
    */
-  private async assertSameChain(): Promise<void> {
+  private async assertSameChain(manager: EntityManager): Promise<void> {
     if (Date.now() - this.chainVerifiedAt < CHAIN_VERIFIED_FOR_MS) return;
+    // Read on the step's own connection: a second one from the pool, asked for while every connection holds a
+    // step's transaction, would wait for ever (the pool exhaustion of decision 0439).
     const [genesis, recorded] = await Promise.all([
       this.rpc.blockHash(0n),
-      this.repository.recordedGenesis(this.settings.chainId),
+      this.repository.recordedGenesis(this.settings.chainId, manager),
     ]);
     if (recorded !== undefined && genesis !== recorded) {
       throw new Error(
@@ -97,7 +99,7 @@ export class EvmChainAdapter implements ChainAdapter {
   }
 
   async broadcast({ record: t, manager }: BroadcastRequest): Promise<BroadcastResult> {
-    await this.assertSameChain();
+    await this.assertSameChain(manager);
     const sender = await this.repository.sender(manager, t.walletId);
     if (!sender) return { ok: false, reason: 'The source wallet has no address to send from' };
     const isToken = t.assetSymbol !== 'ETH';

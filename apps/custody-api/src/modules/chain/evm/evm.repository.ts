@@ -466,8 +466,8 @@ export class EvmRepository implements OnModuleDestroy {
 
   // ---- chain identity (decision 0467) ------------------------------------------------------------------
 
-  async recordedGenesis(chainId: number): Promise<string | undefined> {
-    const [row] = await this.db.query(
+  async recordedGenesis(chainId: number, manager?: EntityManager): Promise<string | undefined> {
+    const [row] = await (manager ?? this.db).query(
       `SELECT "genesis_hash" AS "genesis" FROM "evm_chains" WHERE "chain_id" = $1`,
       [chainId],
     );
