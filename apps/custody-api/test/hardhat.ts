@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeFunctionData, type Hex, parseAbi } from 'viem';
@@ -32,11 +32,11 @@ export const FUNDER = privateKeyToAccount(
 );
 
 /** A Hardhat config file like deploy/hardhat's, with another chain id, in a temporary folder. */
-function otherChainConfig(chainId: number): string {
+function otherChainConfig(chainId: number): { file: string; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-hardhat-'));
   const file = join(dir, 'hardhat.config.js');
   writeFileSync(file, `module.exports = { networks: { hardhat: { chainId: ${chainId} } } };\n`);
-  return file;
+  return { file, dir };
 }
 
 export type HardhatNode = Awaited<ReturnType<typeof startHardhat>>;
@@ -51,7 +51,9 @@ export async function startHardhat(opts: { port?: number; chainId?: number } = {
   const chainId = opts.chainId ?? 31337;
   const cli = require.resolve('hardhat/internal/cli/cli.js');
   // Another chain id gets a config of its own beside this folder's (Hardhat takes the id from the config only).
-  const config = chainId === 31337 ? join(HARDHAT_DIR, 'hardhat.config.js') : otherChainConfig(chainId);
+  // Removed when the node stops.
+  const other = chainId === 31337 ? undefined : otherChainConfig(chainId);
+  const config = other?.file ?? join(HARDHAT_DIR, 'hardhat.config.js');
   const child: ChildProcess = spawn(
     process.execPath,
     [cli, 'node', '--config', config, '--hostname', '127.0.0.1', '--port', String(port)],
@@ -188,6 +190,7 @@ export async function startHardhat(opts: { port?: number; chainId?: number } = {
     encodeTokenTransfer: (to: string, amount: bigint) =>
       encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [to as Hex, amount] }),
     stop: async () => {
+      if (other) rmSync(other.dir, { recursive: true, force: true });
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
