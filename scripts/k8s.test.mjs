@@ -1,9 +1,11 @@
 // deploy/k8s: renders every kustomize overlay with `kubectl kustomize` and validates each object against the
 // Kubernetes schemas (kubernetes-models, and the Prometheus Operator models for the ServiceMonitor), then checks
 // the rules the platform team relies on: probes and resources on every workload, a PDB and an HPA per partner
-// API, media-store reachable only from verification, secrets referenced and never shipped in prod, both custody
-// processes on the same CHAIN_EVM_* settings, and TRUSTED_PROXIES set for the partner APIs behind the Ingress, with
-// every partner API's and custody process's environment parsed by the app's own schema (built dist/).
+// API, media-store reachable only from verification, the partner APIs' port reachable only from the Ingress
+// controller's namespace (and Prometheus), which alone may set the X-Forwarded-For that TRUSTED_PROXIES believes,
+// secrets referenced and never shipped in prod, both custody processes on the same CHAIN_EVM_* settings, and
+// TRUSTED_PROXIES set for the partner APIs behind the Ingress, with every partner API's and custody process's
+// environment parsed by the app's own schema (built dist/).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -19,6 +21,13 @@ const overlays = readdirSync(overlaysDir).sort();
 const kubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
 const skip = kubectl.status === 0 ? false : 'kubectl (with its built-in kustomize) is not installed';
 const PARTNER_APIS = ['verification-api', 'custody-api'];
+/**
+ * The namespace of the Ingress controller each overlay admits to the partner APIs' port (decision 0471): the one
+ * value an operator changes, in the overlay's patch of the NetworkPolicy `partner-apis`.
+ */
+const INGRESS_NAMESPACE = { dev: 'ingress-nginx', prod: 'ingress-nginx' };
+/** Prometheus scrapes /metrics on every pod's http port, the partner APIs' too (prometheus-scrape). */
+const MONITORING_NAMESPACE = 'monitoring';
 /** The two custody processes (same image, API and worker entry points): one chain, the same settings (decision 0453). */
 const CUSTODY_PROCESSES = ['custody-api', 'custody-worker'];
 /** The Secret that holds CHAIN_EVM_RPC_URL (a hosted node's URL carries its API key); prod creates it. */
@@ -107,6 +116,66 @@ function environmentOf(objects, container) {
   return { values, from, unshipped };
 }
 
+/** Whether a label selector (matchLabels and matchExpressions; empty: everything) selects these labels. */
+function selects(selector, labels) {
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {}))
+    if (labels[key] !== value) return false;
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, key);
+    if (operator === 'In' && !(has && values.includes(labels[key]))) return false;
+    if (operator === 'NotIn' && has && values.includes(labels[key])) return false;
+    if (operator === 'Exists' && !has) return false;
+    if (operator === 'DoesNotExist' && has) return false;
+  }
+  return true;
+}
+
+const isEmptySelector = (selector) =>
+  Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0;
+
+/**
+ * The sources admitted to a workload's `http` port, one text per peer of every NetworkPolicy ingress rule that
+ * selects its pods and covers that port: `namespace NAME` (a namespaceSelector on the name label the control
+ * plane sets), `ANY SOURCE` (a rule without `from`, an empty namespaceSelector, an ipBlock /0), or the peer as
+ * JSON. Prefixed with the policy's name.
+ */
+function sourcesOfHttpPort(objects, name) {
+  const template = deployment(objects, name).spec.template;
+  const labels = template.metadata.labels;
+  const port = template.spec.containers[0].ports.find((p) => p.name === 'http');
+  const coversPort = (rule) =>
+    !rule.ports ||
+    rule.ports.some(
+      (p) =>
+        p.port === undefined ||
+        p.port === 'http' ||
+        p.port === port.containerPort ||
+        (p.endPort !== undefined && p.port <= port.containerPort && port.containerPort <= p.endPort),
+    );
+  const peer = (p) => {
+    if (p.ipBlock)
+      return p.ipBlock.cidr.endsWith('/0') ? 'ANY SOURCE' : `ipBlock ${JSON.stringify(p.ipBlock)}`;
+    if (!p.namespaceSelector) return `pods of this namespace ${JSON.stringify(p.podSelector)}`;
+    if (isEmptySelector(p.namespaceSelector)) return 'ANY SOURCE';
+    const { matchLabels = {}, matchExpressions = [] } = p.namespaceSelector;
+    const named = matchLabels['kubernetes.io/metadata.name'];
+    const simple = named && Object.keys(matchLabels).length === 1 && matchExpressions.length === 0;
+    const pods =
+      p.podSelector && !isEmptySelector(p.podSelector) ? ` pods ${JSON.stringify(p.podSelector)}` : '';
+    return simple ? `namespace ${named}${pods}` : JSON.stringify(p);
+  };
+  return byKind(objects, 'NetworkPolicy')
+    .filter((policy) => selects(policy.spec.podSelector, labels))
+    .filter((policy) => (policy.spec.policyTypes ?? ['Ingress']).includes('Ingress'))
+    .flatMap((policy) =>
+      (policy.spec.ingress ?? [])
+        .filter(coversPort)
+        .flatMap((rule) => (rule.from?.length ? rule.from.map(peer) : ['ANY SOURCE']))
+        .map((source) => `${policy.metadata.name}: ${source}`),
+    )
+    .sort();
+}
+
 const chainSettings = ({ values, from }) =>
   Object.fromEntries(
     Object.keys(values)
@@ -123,6 +192,48 @@ test('the validator refuses an invalid object', { skip }, async () => {
     spec: { replicas: 'two' },
   };
   await assert.rejects(validate(broken), /replicas must be integer/);
+});
+
+test('the NetworkPolicy reader names every source that opens a port to anyone', () => {
+  const labels = { 'app.kubernetes.io/name': 'custody-api' };
+  const objects = (...ingress) => [
+    {
+      kind: 'Deployment',
+      metadata: { name: 'custody-api' },
+      spec: {
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ ports: [{ name: 'http', containerPort: 3002 }] }] },
+        },
+      },
+    },
+    ...ingress.map((rule, i) => ({
+      kind: 'NetworkPolicy',
+      metadata: { name: `p${i}` },
+      spec: { podSelector: { matchLabels: labels }, ingress: [rule] },
+    })),
+  ];
+  const ns = (name) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } });
+  assert.deepEqual(
+    sourcesOfHttpPort(
+      objects(
+        { ports: [{ port: 'http' }] },
+        { from: [], ports: [{ port: 3002 }] },
+        { from: [{ namespaceSelector: {} }] },
+        { from: [{ ipBlock: { cidr: '0.0.0.0/0' } }], ports: [{ port: 3000, endPort: 3005 }] },
+        { from: [ns('ingress-nginx')], ports: [{ port: 'http' }] },
+        { from: [ns('elsewhere')], ports: [{ port: 'metrics' }] },
+      ),
+      'custody-api',
+    ),
+    ['p0: ANY SOURCE', 'p1: ANY SOURCE', 'p2: ANY SOURCE', 'p3: ANY SOURCE', 'p4: namespace ingress-nginx'],
+  );
+  // A policy for other pods does not count.
+  const other = objects({ from: [] });
+  other[1].spec.podSelector = {
+    matchExpressions: [{ key: 'app.kubernetes.io/name', operator: 'In', values: ['x'] }],
+  };
+  assert.deepEqual(sourcesOfHttpPort(other, 'custody-api'), []);
 });
 
 for (const overlay of overlays) {
@@ -172,6 +283,52 @@ for (const overlay of overlays) {
         rule.from.flatMap((peer) => peer.podSelector.matchExpressions.flatMap((e) => e.values)),
       );
       assert.deepEqual(sources.sort(), ['verification-api', 'verification-worker']);
+    });
+
+    test("the partner APIs' port admits the Ingress controller's namespace and Prometheus, nothing else", () => {
+      const ingressNamespace = INGRESS_NAMESPACE[overlay];
+      assert.ok(ingressNamespace, `INGRESS_NAMESPACE names no Ingress namespace for overlay ${overlay}`);
+      for (const api of PARTNER_APIS) {
+        assert.deepEqual(
+          sourcesOfHttpPort(objects, api),
+          [
+            `partner-apis: namespace ${ingressNamespace}`,
+            `prometheus-scrape: namespace ${MONITORING_NAMESPACE}`,
+          ],
+          `${api}: the sources admitted to its http port`,
+        );
+      }
+      const [partnerApis] = byKind(objects, 'NetworkPolicy').filter(
+        (p) => p.metadata.name === 'partner-apis',
+      );
+      assert.deepEqual(partnerApis.spec.ingress, [
+        {
+          from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ingressNamespace } } }],
+          ports: [{ port: 'http', protocol: 'TCP' }],
+        },
+      ]);
+    });
+
+    test('no NetworkPolicy admits every source to any Tessera port', () => {
+      for (const workload of byKind(objects, 'Deployment')) {
+        const open = sourcesOfHttpPort(objects, workload.metadata.name).filter((s) =>
+          s.endsWith('ANY SOURCE'),
+        );
+        assert.deepEqual(open, [], `${workload.metadata.name}: admitted from every source`);
+      }
+    });
+
+    test('no Tessera workload calls a partner API over HTTP (the policies admit none of them there)', () => {
+      const containers = [...byKind(objects, 'Deployment'), ...byKind(objects, 'Job')].flatMap((w) =>
+        w.spec.template.spec.containers.map((c) => [w.metadata.name, c]),
+      );
+      for (const [workload, container] of containers) {
+        for (const [key, value] of Object.entries(environmentOf(objects, container).values)) {
+          if (!URL.canParse(value)) continue;
+          const host = new URL(value).hostname.split('.')[0];
+          assert.ok(!PARTNER_APIS.includes(host), `${workload}: ${key} points at ${host}`);
+        }
+      }
     });
 
     test('secrets are referenced by name; only the dev overlay generates them', () => {
@@ -241,6 +398,17 @@ for (const overlay of overlays) {
     });
 
     test('each partner API trusts X-Forwarded-For from the Ingress only (TRUSTED_PROXIES set, same value)', () => {
+      // TRUSTED_PROXIES is a range of addresses, and any pod with an address in it is believed: it is safe only
+      // while the NetworkPolicies let nothing but named namespaces (the Ingress, Prometheus) open a connection.
+      for (const api of PARTNER_APIS) {
+        for (const source of sourcesOfHttpPort(objects, api)) {
+          assert.match(
+            source,
+            /^[\w-]+: namespace [\w-]+$/,
+            `${api}: TRUSTED_PROXIES is believed from ${source}`,
+          );
+        }
+      }
       const { IpAllowList, cidrProblem } = built('libs/auth/dist/index.js');
       const values = PARTNER_APIS.map((name) => {
         const { values: env } = environmentOf(
