@@ -67,7 +67,7 @@ export interface Resource extends StoredUpload {
  * The SDK API's machine-readable reasons (its `X-Error-Code` header, decision 0458; the server's
  * SDK_ERROR_CODES in libs/contracts): the page tells refusals apart by these, never by the English message.
  */
-export type ApiErrorCode = 'verification_submitted' | 'upload_limit';
+export type ApiErrorCode = 'verification_submitted' | 'upload_limit' | 'upload_expired';
 
 export class ApiError extends Error {
   constructor(
@@ -139,16 +139,29 @@ export const saveAnswers = (answers: Record<string, unknown>) =>
     JSON.stringify({ answers }),
   );
 
-export function upload(
+/**
+ * Uploads one file into a slot. An upload that expired before it was recorded (503 `upload_expired`, with
+ * `Retry-After: 0`: nothing was stored, decision 0469) is sent again at once, once, from the file the page
+ * still holds; a second expiry, and any other failure, is the caller's to show.
+ */
+export async function upload(
   slot: string,
   file: Blob,
   fields: Record<string, string | undefined> = {},
   name = 'upload',
-) {
-  const form = new FormData();
-  for (const [key, value] of Object.entries(fields)) if (value) form.append(key, value);
-  form.append('file', file, file instanceof File ? file.name : name);
-  return call<Resource>('POST', `uploads/${slot}`, form, false);
+): Promise<Resource> {
+  const send = () => {
+    const form = new FormData();
+    for (const [key, value] of Object.entries(fields)) if (value) form.append(key, value);
+    form.append('file', file, file instanceof File ? file.name : name);
+    return call<Resource>('POST', `uploads/${slot}`, form, false);
+  };
+  try {
+    return await send();
+  } catch (error) {
+    if (!(error instanceof ApiError && error.is('upload_expired'))) throw error;
+    return send();
+  }
 }
 
 export const submitStep = (kind: string) => call<unknown>('POST', `steps/${kind}/submit`, '{}');

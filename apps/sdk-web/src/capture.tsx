@@ -33,6 +33,8 @@ export function uploadError(t: Translate, error: unknown, types: string[], limit
     if (error.status === 415) return t('fileTypeRefused', { types: typeNames(types) });
     if (error.status === 413) return t('fileTooLarge', { size: sizeName(limit) });
     if (error.is('upload_limit')) return t('uploadLimit');
+    // Already sent again once by `upload`: it expired twice.
+    if (error.is('upload_expired')) return t('uploadExpired');
     if (error.is('verification_submitted')) return t('errorAlreadySubmitted');
     if (error.status === 0) return t('errorNetwork');
   }

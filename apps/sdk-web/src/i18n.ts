@@ -95,6 +95,7 @@ const en = {
   errorAlreadySubmitted: 'This verification was already submitted.',
   uploadLimit: 'You have uploaded this file too many times. Ask for a new link to try again.',
   uploadFailed: 'The upload failed. Please try again.',
+  uploadExpired: 'The upload took too long and was not saved. Please try again.',
   missingItem: 'Please add: {item}.',
   takeSelfie: 'Take a selfie',
   startCamera: 'Start the camera',
@@ -230,6 +231,8 @@ const de: Messages = {
   uploadLimit:
     'Diese Datei wurde zu oft hochgeladen. Fordern Sie einen neuen Link an, um es erneut zu versuchen.',
   uploadFailed: 'Das Hochladen ist fehlgeschlagen. Bitte versuchen Sie es erneut.',
+  uploadExpired:
+    'Das Hochladen hat zu lange gedauert, die Datei wurde nicht gespeichert. Bitte versuchen Sie es erneut.',
   missingItem: 'Bitte ergänzen Sie: {item}.',
   takeSelfie: 'Selfie aufnehmen',
   startCamera: 'Kamera starten',
@@ -360,6 +363,8 @@ const fr: Messages = {
   errorAlreadySubmitted: 'Cette vérification a déjà été envoyée.',
   uploadLimit: 'Vous avez envoyé ce fichier trop de fois. Demandez un nouveau lien pour réessayer.',
   uploadFailed: 'Le téléversement a échoué. Veuillez réessayer.',
+  uploadExpired:
+    'Le téléversement a pris trop de temps et le fichier n’a pas été enregistré. Veuillez réessayer.',
   missingItem: 'Veuillez ajouter : {item}.',
   takeSelfie: 'Prendre un selfie',
   startCamera: 'Activer la caméra',
@@ -490,6 +495,7 @@ const es: Messages = {
   errorAlreadySubmitted: 'Esta verificación ya se ha enviado.',
   uploadLimit: 'Has subido este archivo demasiadas veces. Pide un enlace nuevo para volver a intentarlo.',
   uploadFailed: 'La subida ha fallado. Inténtelo de nuevo.',
+  uploadExpired: 'La subida tardó demasiado y el archivo no se guardó. Inténtelo de nuevo.',
   missingItem: 'Añada: {item}.',
   takeSelfie: 'Hacer un selfi',
   startCamera: 'Activar la cámara',
@@ -620,6 +626,7 @@ const ru: Messages = {
   errorAlreadySubmitted: 'Эта проверка уже отправлена.',
   uploadLimit: 'Вы загрузили этот файл слишком много раз. Запросите новую ссылку, чтобы попробовать снова.',
   uploadFailed: 'Не удалось загрузить файл. Попробуйте ещё раз.',
+  uploadExpired: 'Загрузка заняла слишком много времени, и файл не сохранился. Попробуйте ещё раз.',
   missingItem: 'Добавьте: {item}.',
   takeSelfie: 'Сделать селфи',
   startCamera: 'Включить камеру',

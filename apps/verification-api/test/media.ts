@@ -1,5 +1,5 @@
 import { readdirSync, statSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import {
   freePort,
@@ -114,6 +114,7 @@ export function handUpload(port: number, token: string, slot: string) {
     },
   });
   let inPart = false;
+  let answerHeaders: IncomingHttpHeaders | undefined;
   const open = (disposition: string, type?: string) => {
     request.write(
       `${inPart ? '\r\n' : ''}--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\n` +
@@ -125,6 +126,7 @@ export function handUpload(port: number, token: string, slot: string) {
   const answer = new Promise<UploadAnswer>((resolve, reject) => {
     request.on('error', reject);
     request.on('response', (response) => {
+      answerHeaders = response.headers;
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);
@@ -168,6 +170,11 @@ export function handUpload(port: number, token: string, slot: string) {
       request.destroy();
     },
     answer,
+    /** The answer's headers, once it came (`X-Error-Code`, `Retry-After`). */
+    async headers(): Promise<IncomingHttpHeaders> {
+      await answer;
+      return answerHeaders ?? {};
+    },
   };
 }
 

@@ -13,13 +13,17 @@ import {
 
 // An SDK upload whose staged bytes media-store swept before verification-api committed them (decision 0460):
 // the end user gets a clear error, and neither a resource nor bytes nor an enrollment record remain. The gap is
-// made with the applicant's lock, held by the test while media-store sweeps on its own.
+// made with the applicant's lock, held by the test while media-store sweeps on its own. Both expiries answer 503
+// with `X-Error-Code: upload_expired` and `Retry-After: 0` (decision 0469): the client sends the file again now.
 
 let m: MediaHarness;
 let h: Harness;
 let port: number;
 
 const PNG = fixture('tiny.png');
+
+/** What tells this 503 from any other server failure: send the same file again, now (decision 0469). */
+const EXPIRED_HEADERS = { 'x-error-code': 'upload_expired', 'retry-after': '0' };
 
 beforeAll(async () => {
   m = await startMediaHarness({ MEDIA_STAGED_SWEEP_INTERVAL_MS: '100' });
@@ -40,7 +44,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
   }
 }
 
-it('an upload swept while it waited for its commit answers 503 and leaves no resource, no bytes and no record', async () => {
+it('an upload swept while it waited for its commit answers 503 upload_expired and leaves no resource, no bytes and no record', async () => {
   const a = await enrolledApplicant(h, 'swept-upload');
   const before = filesUnder(m.media.fsRoot).length;
   // The test holds the applicant's lock: the upload is staged, then waits for it before its commit.
@@ -49,7 +53,8 @@ it('an upload swept while it waited for its commit answers 503 and leaves no res
   try {
     await locker.query('BEGIN');
     await locker.query('SELECT 1 FROM verification.applicants WHERE id = $1 FOR UPDATE', [a.applicantId]);
-    const answer = handUpload(port, a.token, 'selfie').file(PNG).end();
+    const upload = handUpload(port, a.token, 'selfie').file(PNG);
+    const answer = upload.end();
     await until(async () => (await count('media.staged_uploads', [])) === 1, 'the staged upload');
     // Its row is written before its bytes: the upload is staged once the API waits for the applicant's lock.
     await until(
@@ -65,6 +70,7 @@ it('an upload swept while it waited for its commit answers 503 and leaves no res
     await until(async () => (await count('media.staged_uploads', [])) === 0, 'the sweep');
     await locker.query('ROLLBACK');
     expect(await answer).toEqual({ status: 503, body: { message: expect.stringContaining('expired') } });
+    expect(await upload.headers()).toMatchObject(EXPIRED_HEADERS);
   } finally {
     await locker.end();
   }
@@ -83,7 +89,7 @@ it('an upload swept while it waited for its commit answers 503 and leaves no res
   expect((await handUpload(port, a.token, 'selfie').file(PNG).end()).status).toBe(201);
 });
 
-it('an upload whose body outlasts the staged TTL answers 503 and leaves no resource, no bytes and no record (decision 0464)', async () => {
+it('an upload whose body outlasts the staged TTL answers 503 upload_expired and leaves no resource, no bytes and no record (decision 0464)', async () => {
   const a = await enrolledApplicant(h, 'slow-upload');
   const before = filesUnder(m.media.fsRoot).length;
   const half = Math.floor(PNG.length / 2);
@@ -93,6 +99,7 @@ it('an upload whose body outlasts the staged TTL answers 503 and leaves no resou
   await h.sql("UPDATE media.staged_uploads SET created_at = created_at - interval '2 hours'");
   const answer = await upload.write(PNG.subarray(half)).end();
   expect(answer).toEqual({ status: 503, body: { message: expect.stringContaining('expired') } });
+  expect(await upload.headers()).toMatchObject(EXPIRED_HEADERS);
   await until(async () => (await count('media.staged_uploads', [])) === 0, 'the expired row removed');
   expect(await count('media.resources WHERE enrollment_id = $1', [a.enrollmentId])).toBe(0);
   expect(filesUnder(m.media.fsRoot).length).toBe(before);

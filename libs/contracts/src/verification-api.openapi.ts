@@ -58,10 +58,26 @@ const RESPONSES: Record<string, ResponseSpec> = {
     'X-Error-Code': {
       description:
         'Set on the refusals a client tells apart: `verification_submitted` (the verification was submitted or closed first), `upload_limit` (the slot holds its quota of uploads)',
-      schema: { type: 'string', enum: Object.values(SDK_ERROR_CODES) },
+      schema: { type: 'string', enum: [SDK_ERROR_CODES.verificationSubmitted, SDK_ERROR_CODES.uploadLimit] },
       required: false,
     },
   }),
+  SdkUploadUnavailable: fail(
+    'Transient infrastructure error: back off about 1, 2, 4, 8 s, capped near 30 s; or, with `X-Error-Code: upload_expired`, the upload expired before it was recorded: nothing is stored, send the same file again now',
+    {
+      'X-Error-Code': {
+        description:
+          '`upload_expired`: the stored bytes expired before the upload was recorded (MEDIA_STAGED_TTL_SECONDS); absent on any other 503',
+        schema: { type: 'string', enum: [SDK_ERROR_CODES.uploadExpired] },
+        required: false,
+      },
+      'Retry-After': {
+        description: 'With `upload_expired`: `0`, the file can be sent again at once',
+        schema: { type: 'integer', minimum: 0 },
+        required: false,
+      },
+    },
+  ),
   Gone: fail('The link expired'),
   RequestTimeout: fail('The upload stalled: no bytes came for the idle timeout; nothing is stored'),
   PayloadTooLarge: fail('The file exceeds the size limit of its kind or the upload cap; nothing is stored'),
@@ -537,7 +553,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'sdkUpload',
     summary: 'Upload one file into a slot',
     description:
-      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal. 409 when the verification was already submitted, or when the slot holds its quota of uploads (MEDIA_MAX_UPLOADS_PER_SLOT, 20 by default, superseded ones included; a new link starts with empty slots).',
+      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal. 409 when the verification was already submitted, or when the slot holds its quota of uploads (MEDIA_MAX_UPLOADS_PER_SLOT, 20 by default, superseded ones included; a new link starts with empty slots). 503 with `X-Error-Code: upload_expired` and `Retry-After: 0` when the stored bytes expired before the upload was recorded: nothing is stored; send the same file again.',
     params: { path: z.object({ slot: z.enum(MEDIA_SLOTS) }) },
     body: {
       schema: named(
@@ -565,6 +581,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
       413: 'PayloadTooLarge',
       415: 'UnsupportedMediaType',
       ...COMMON,
+      503: 'SdkUploadUnavailable',
     },
   }),
   sdk({

@@ -5,7 +5,9 @@ export type FieldErrors = Record<string, string[]>;
 /**
  * A domain error with the status it maps to. `errors` carries field messages (custody shape);
  * the verification filter reports only `message`. `code`, when set, is a machine-readable reason that both
- * filters send as the `X-Error-Code` header of a 4xx (the body keeps the contract's shape).
+ * filters send as the `X-Error-Code` header, on a 4xx or a 5xx (the body keeps the contract's shape; a code is
+ * a fixed name the service chose, never an internal detail; decisions 0458, 0469). `retryAfterSeconds`, when
+ * set, is sent as `Retry-After`.
  */
 export class AppException extends HttpException {
   constructor(
@@ -13,6 +15,7 @@ export class AppException extends HttpException {
     message: string,
     readonly errors?: FieldErrors,
     readonly code?: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super({ message, errors }, status);
   }

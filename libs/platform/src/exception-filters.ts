@@ -11,7 +11,11 @@ export interface NormalizedError {
   message: string;
   errors?: FieldErrors;
   retryAfterSeconds?: number;
-  /** The AppException's machine-readable reason, sent as `X-Error-Code` beside the contract's body. */
+  /**
+   * The AppException's machine-readable reason, sent as `X-Error-Code` beside the contract's body, whatever the
+   * status (decision 0469: the SDK upload's 503 `upload_expired`). Only an AppException sets it, so the code of
+   * anything else thrown (a driver's SQLSTATE, ECONNREFUSED) never reaches the client.
+   */
   code?: string;
 }
 
@@ -120,6 +124,7 @@ export function normalizeError(exception: unknown): NormalizedError {
       message: exception.message,
       errors: exception.errors,
       code: exception.code,
+      retryAfterSeconds: exception.retryAfterSeconds,
     };
   }
   if (exception instanceof HttpException) {
@@ -168,7 +173,7 @@ abstract class BaseFilter implements ExceptionFilter {
     }
     reply.header('x-request-id', request.id);
     if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-    if (error.code && error.status < 500) reply.header('x-error-code', error.code);
+    if (error.code) reply.header('x-error-code', error.code);
     const body = this.body(error);
     if (body === undefined) {
       reply.status(error.status).send();

@@ -6,6 +6,7 @@ import {
   type MediaResource,
   mediaResourceSchema,
   type MediaSlot,
+  SDK_ERROR_CODES,
   type UploadLabels,
 } from '@tessera/contracts';
 import { APP_CONFIG, AppException, RpcClient } from '@tessera/platform';
@@ -32,6 +33,20 @@ export interface MediaTarget {
 }
 
 const mediaTimeout = () => new AppException(504, 'Media storage did not answer in time');
+
+/**
+ * A staged upload that expired before it was recorded (decisions 0460, 0464): nothing is recorded, and the same
+ * file can be sent again at once. Named `upload_expired` in `X-Error-Code`, with `Retry-After: 0`, so a client
+ * tells it from any other 503 (decision 0469).
+ */
+const uploadExpired = () =>
+  new AppException(
+    503,
+    'The upload expired before it was recorded: send the file again',
+    undefined,
+    SDK_ERROR_CODES.uploadExpired,
+    0,
+  );
 
 /** Headers of a bytes answer that are relayed to the partner unchanged. */
 const RELAYED = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'etag', 'last-modified'];
@@ -222,13 +237,14 @@ export class ResourcesRepository implements OnModuleDestroy {
   /**
    * A media-store error answer as the same client error; anything else is a 502 without internals. A staged
    * upload that expired (410 `staged_upload_expired`: swept before its commit, or its body outlasted
-   * MEDIA_STAGED_TTL_SECONDS; decisions 0460, 0464) is a 503: nothing is recorded, and the file is sent again.
+   * MEDIA_STAGED_TTL_SECONDS; decisions 0460, 0464) is a 503 `upload_expired`: nothing is recorded, and the file
+   * is sent again.
    */
   private async failure(response: IncomingMessage): Promise<AppException> {
     const status = response.statusCode ?? 502;
     if (status === 410 && response.headers['x-error-code'] === 'staged_upload_expired') {
       response.resume();
-      return new AppException(503, 'The upload expired before it was recorded: send the file again');
+      return uploadExpired();
     }
     const body = (await this.json(response).catch(() => ({}))) as { message?: unknown };
     if ([400, 404, 409, 413, 415, 416].includes(status)) {
