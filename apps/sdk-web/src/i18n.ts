@@ -493,7 +493,7 @@ const es: Messages = {
   fileTypeRefused: 'Este tipo de archivo no se acepta. Use {types}.',
   fileTooLarge: 'Este archivo es demasiado grande. El límite es {size}.',
   errorAlreadySubmitted: 'Esta verificación ya se ha enviado.',
-  uploadLimit: 'Has subido este archivo demasiadas veces. Pide un enlace nuevo para volver a intentarlo.',
+  uploadLimit: 'Ha subido este archivo demasiadas veces. Pida un enlace nuevo para volver a intentarlo.',
   uploadFailed: 'La subida ha fallado. Inténtelo de nuevo.',
   uploadExpired: 'La subida tardó demasiado y el archivo no se guardó. Inténtelo de nuevo.',
   missingItem: 'Añada: {item}.',

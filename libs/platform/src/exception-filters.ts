@@ -166,7 +166,13 @@ abstract class BaseFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const error = normalizeError(exception);
-    if (error.status === 503) {
+    if (error.status === 503 && error.code) {
+      // A 503 the service chose, with its reason (the SDK upload that expired, decision 0469): not an outage.
+      this.logger.warn(
+        { code: error.code, requestId: request.id },
+        'request not completed, client may retry',
+      );
+    } else if (error.status === 503) {
       this.logger.warn({ err: exception, requestId: request.id }, 'dependency unavailable');
     } else if (error.status >= 500) {
       this.logger.error({ err: exception, requestId: request.id }, 'request failed');
