@@ -86,6 +86,20 @@ describe('EndpointPermits', () => {
     expect(permits.queued).toBe(2);
   });
 
+  it('with the defaults (64 permits, a share of 48), two slow endpoints leave permits to a healthy one', async () => {
+    const permits = new EndpointPermits(64, 48, 1000);
+    const greedy = async (key: string) => {
+      let n = 0;
+      while (await permits.acquire(key, 0)) n++;
+      return n;
+    };
+    expect(await greedy('slow-a')).toBe(48);
+    // Before decision 0472 the second took the other 16 and a healthy endpoint found none.
+    expect(await greedy('slow-b')).toBe(8);
+    expect(await greedy('healthy')).toBe(4);
+    expect(await greedy('slow-c')).toBe(2);
+  });
+
   it('gives a newcomer one of the free permits at once, and half of them at most', async () => {
     const permits = new EndpointPermits(4, 2, 1000);
     const slowA = (await permits.acquire('slow'))!;
