@@ -152,7 +152,7 @@ export class EndpointPermits {
    * than one (its key holds one fewer), hence the loop.
    */
   private handOn(): void {
-    for (;;) {
+    while (this.free > 0) {
       let next: KeyedWaiter | undefined;
       let fewest = Infinity;
       for (const [k, queue] of this.waiting) {
