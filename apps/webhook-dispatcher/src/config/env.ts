@@ -106,6 +106,7 @@ export const endpointConcurrency = (env: Env): number =>
 /**
  * One endpoint's requests in flight at once per process, first attempts and the poller's together: whatever
  * leaves WEBHOOK_ENDPOINT_CONCURRENCY permits to the other endpoints, and never less than that (decision 0463).
+ * The permits past it go only to endpoints holding fewer than WEBHOOK_CONCURRENCY minus it (decision 0472).
  */
 export const endpointRequestLimit = (env: Env): number =>
   Math.max(endpointConcurrency(env), env.WEBHOOK_CONCURRENCY - endpointConcurrency(env));

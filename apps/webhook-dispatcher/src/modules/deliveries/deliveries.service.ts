@@ -85,7 +85,10 @@ export class DeliveriesService implements OnModuleDestroy {
   private readonly sender: HttpSender;
   /** Deliveries between their claim and the end of their request: twice the requests, so claims run ahead. */
   private readonly claims: Permits;
-  /** Requests to receivers in flight (WEBHOOK_CONCURRENCY), at most endpointRequestLimit of one endpoint. */
+  /**
+   * Requests to receivers in flight (WEBHOOK_CONCURRENCY), at most endpointRequestLimit of one endpoint; the rest
+   * kept for the endpoints holding fewest, and a freed one handed to the waiting endpoint holding fewest (0472).
+   */
   private readonly requests: EndpointPermits;
   /** How long before a claim's lease ends its request must be over (clock drift, the record's write). */
   private readonly leaseMarginMs: number;

@@ -39,14 +39,21 @@ interface KeyedWaiter {
 }
 
 /**
- * Request permits shared by every endpoint (decision 0463): at most `size` holders at once, and at most
- * `perKey` of them with one key (an endpoint), so a slow endpoint leaves `size - perKey` permits to the others.
- * A freed permit goes to the waiter that arrived first among the keys still under their share. A waiter may
- * give up after `maxWaitMs`; `congested(key)` tells whether the key's oldest waiter has waited that long already.
+ * Request permits shared by every endpoint (decisions 0463, 0472): at most `size` holders at once, at most
+ * `perKey` of them with one key (an endpoint), and the last `size - perKey` (the reserve) only for keys holding
+ * fewer than that: a key holding `h` takes a permit only while more than `min(h, reserve)` are free. One key
+ * alone gets its whole share; the next one at most half of what it leaves free, the one after half of the rest,
+ * so one or several slow endpoints leave free permits to an endpoint that holds none. A freed permit goes to
+ * the waiting key that holds the fewest (max-min fairness; ties: its oldest waiter arrived first), when that key
+ * may take it: an endpoint that holds many waits while others hold fewer, and one that holds none is served in
+ * arrival order, so every endpoint makes progress. A waiter may give up after `maxWaitMs`; `congested(key)` tells
+ * whether the key's oldest waiter has waited that long already.
  */
 export class EndpointPermits {
   private free: number;
   private seq = 0;
+  /** The permits only keys holding fewer than this many may take (size − perKey). */
+  private readonly reserve: number;
   private readonly held = new Map<string, number>();
   private readonly waiting = new Map<string, KeyedWaiter[]>();
 
@@ -58,6 +65,7 @@ export class EndpointPermits {
     if (!Number.isInteger(size) || size < 1 || !Number.isInteger(perKey) || perKey < 1)
       throw new Error('EndpointPermits: size and perKey must be positive integers');
     this.free = size;
+    this.reserve = Math.max(0, size - perKey);
   }
 
   /**
@@ -65,7 +73,7 @@ export class EndpointPermits {
    * The answer releases the permit (call it exactly once; more calls do nothing).
    */
   async acquire(key: string, maxWaitMs?: number): Promise<(() => void) | null> {
-    if (this.free > 0 && (this.held.get(key) ?? 0) < this.perKey && !this.waiting.has(key)) this.take(key);
+    if (!this.waiting.has(key) && this.mayTake(this.held.get(key) ?? 0)) this.take(key);
     else if (!(await this.wait(key, maxWaitMs))) return null;
     let released = false;
     return () => {
@@ -86,6 +94,11 @@ export class EndpointPermits {
     let n = 0;
     for (const queue of this.waiting.values()) n += queue.length;
     return n;
+  }
+
+  /** Whether a key holding `held` permits may take one now (the fewer it holds, the likelier). */
+  private mayTake(held: number): boolean {
+    return held < this.perKey && this.free > Math.min(held, this.reserve);
   }
 
   private take(key: string): void {
@@ -129,13 +142,30 @@ export class EndpointPermits {
     if (left > 0) this.held.set(key, left);
     else this.held.delete(key);
     this.free += 1;
-    // Hand the permit on: the earliest waiter among the keys under their share.
-    let next: KeyedWaiter | undefined;
-    for (const [k, queue] of this.waiting)
-      if ((this.held.get(k) ?? 0) < this.perKey && (!next || queue[0]!.seq < next.seq)) next = queue[0];
-    if (!next) return;
-    this.drop(next);
-    this.take(next.key);
-    next.grant();
+    this.handOn();
+  }
+
+  /**
+   * Hands free permits on, each to the waiting key holding the fewest (ties: the earliest waiter), while that
+   * key may take one: when it may not, no waiting key may (`mayTake` only gets likelier as `held` falls). One
+   * pass over the waiting keys per permit handed on, never over their waiters. A release can make room for more
+   * than one (its key holds one fewer), hence the loop.
+   */
+  private handOn(): void {
+    while (this.free > 0) {
+      let next: KeyedWaiter | undefined;
+      let fewest = Infinity;
+      for (const [k, queue] of this.waiting) {
+        const held = this.held.get(k) ?? 0;
+        if (held < fewest || (held === fewest && queue[0]!.seq < next!.seq)) {
+          fewest = held;
+          next = queue[0];
+        }
+      }
+      if (!next || !this.mayTake(fewest)) return;
+      this.drop(next);
+      this.take(next.key);
+      next.grant();
+    }
   }
 }
