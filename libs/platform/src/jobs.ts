@@ -28,7 +28,7 @@ import {
   Worker,
 } from 'bullmq';
 import type Redis from 'ioredis';
-import { bullPrefix } from './redis';
+import { bullPrefix, connectionErrorLog, isConnectionError, isUnreachable } from './redis';
 import { PLATFORM_OPTIONS, REDIS, type PlatformOptions } from './tokens';
 
 const PROCESS_JOB = Symbol('tessera:process-job');
@@ -158,8 +158,13 @@ export class JobQueues implements OnModuleDestroy {
     else if (jobs.length > 1) await queue.addBulk(jobs);
   }
 
+  /**
+   * Closes the queues. They share the service's connection, so closing one sends nothing; while Redis is away
+   * (decision 0470) they are not first waited for, since they would not finish connecting.
+   */
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((q) => closeWhenConnected(q)));
+    const away = isUnreachable(this.redis);
+    await Promise.all([...this.queues.values()].map((q) => (away ? q.close() : closeWhenConnected(q))));
   }
 }
 
@@ -175,6 +180,8 @@ type Handler = (payload: unknown, job: Job) => Promise<unknown>;
 export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(JobWorkers.name);
   private readonly workers: Worker[] = [];
+  /** The processors running now: a shutdown while Redis is away waits for them itself (onModuleDestroy). */
+  private readonly running = new Set<Promise<unknown>>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -233,7 +240,14 @@ export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
           );
         }
       });
-      worker.on('error', (err) => this.logger.error({ queue, err: err.message }, 'worker error'));
+      // A Redis outage reaches every worker as a stream of connection errors: logged throttled, at warn, as the
+      // service's own connections log theirs (decisions 0468, 0470); any other error is one error line.
+      const outage = connectionErrorLog(`bullmq:${queue}`);
+      worker.on('error', (err) => {
+        if (isConnectionError(err)) outage.error(err);
+        else this.logger.error({ queue, err: err.message }, 'worker error');
+      });
+      worker.on('ready', outage.ready);
       this.workers.push(worker);
     }
   }
@@ -249,14 +263,28 @@ export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
       if (err instanceof JobPayloadError) throw new UnrecoverableError(err.message);
       throw err;
     }
-    return handler(payload, job);
+    const run = handler(payload, job);
+    this.running.add(run);
+    run.finally(() => this.running.delete(run)).catch(() => undefined);
+    return run;
   }
 
   /**
    * Stops taking jobs and waits for the active ones: the drain of a graceful shutdown. A worker created a moment
    * ago is first let finish connecting (closeWhenConnected).
+   *
+   * While Redis is away (decision 0470), BullMQ's own drain never ends: it waits for its blocking connection to
+   * end, and ioredis never ends a connection disconnected while it waits to reconnect (redis/ioredis#2169); its
+   * QUIT would wait for Redis to come back. The workers then wait for the processors running here to finish, and
+   * are closed with `force`, which disconnects without waiting. A job whose completion could not be recorded is
+   * still active in Redis: once its lock expires, it runs again on another worker (the consumers are idempotent).
    */
   async onModuleDestroy(): Promise<void> {
+    if (isUnreachable(this.redis)) {
+      await Promise.allSettled([...this.running]);
+      await Promise.all(this.workers.map((w) => w.close(true)));
+      return;
+    }
     await Promise.all(this.workers.map((w) => closeWhenConnected(w)));
   }
 }

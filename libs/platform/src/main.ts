@@ -1,4 +1,5 @@
 import { ConfigError } from './config';
+import { DependencyUnavailableError } from './redis-boot';
 
 /**
  * Runs a service entry point. A bad environment or a failed boot prints one clear line to stderr and
@@ -7,7 +8,11 @@ import { ConfigError } from './config';
 export function runMain(main: () => Promise<unknown>): void {
   main().catch((err: unknown) => {
     const message =
-      err instanceof ConfigError ? err.message : `Boot failed: ${(err as Error)?.stack ?? String(err)}`;
+      err instanceof ConfigError
+        ? err.message
+        : err instanceof DependencyUnavailableError
+          ? `Boot failed: ${err.message}`
+          : `Boot failed: ${(err as Error)?.stack ?? String(err)}`;
     process.stderr.write(`${message}\n`);
     process.exit(1);
   });

@@ -138,7 +138,7 @@ describe('the outbox claim', () => {
         }
       },
     } as unknown as JobQueues;
-    const relay = new OutboxRelay(ds, queues, {} as never, { source: 'custody' });
+    const relay = new OutboxRelay(ds, queues, {} as never, {} as never, { source: 'custody' });
     try {
       await expect(relay.relayBatch(500)).rejects.toThrow();
       const { rows } = await a.query('SELECT count(*)::int AS n FROM outbox_pending');
@@ -160,7 +160,11 @@ async function recordingRelay(options: { minIntervalMs: number }) {
       passes.push(jobs.flatMap((j) => j.payload.events.map((e) => e.eventId)));
     },
   } as unknown as JobQueues;
-  const relay = new OutboxRelay(ds, queues, {} as never, { source: 'custody', pollMs: 60_000, ...options });
+  const relay = new OutboxRelay(ds, queues, {} as never, {} as never, {
+    source: 'custody',
+    pollMs: 60_000,
+    ...options,
+  });
   return {
     relay,
     passes,

@@ -14,6 +14,7 @@ import {
   WEBHOOK_EVENTS_PER_JOB,
   type WebhookEventPayload,
 } from '@tessera/contracts';
+import type Redis from 'ioredis';
 import { Client, type QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import { JobQueues } from './jobs';
@@ -21,7 +22,8 @@ import { outboxChannel, registerLocalOutboxRelay } from './outbox-wake';
 import { PacedTask } from './paced-task';
 import { pgPool } from './prepared';
 import { RetentionPass } from './retention-pass';
-import { PLATFORM_OPTIONS, type PlatformOptions } from './tokens';
+import { isUnreachable } from './redis';
+import { PLATFORM_OPTIONS, REDIS, type PlatformOptions } from './tokens';
 
 export interface OutboxRelayOptions {
   /** The `source` of every relayed event (which partner API the events belong to). */
@@ -63,6 +65,13 @@ export interface FollowUpJob<K extends JobKey = JobKey> {
 }
 
 export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
+
+/** A pass's enqueue given up by a shutdown while Redis is away: its rows stay queued (decision 0470). */
+class EnqueueAbandoned extends Error {
+  constructor() {
+    super('Redis is unreachable at shutdown; the batch stays queued for the next relay');
+  }
+}
 
 /**
  * Relayed events as `webhook.events.v1` jobs of at most WEBHOOK_EVENTS_PER_JOB events each, in order
@@ -127,12 +136,15 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     },
   );
   private stopped = false;
+  /** Aborted by a shutdown while Redis is away: the pass in flight stops waiting for its enqueue. */
+  private readonly abandon = new AbortController();
   private unregisterLocal: (() => void) | null = null;
   private readonly retention: RetentionPass;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly queues: JobQueues,
+    @Inject(REDIS) private readonly redis: Redis,
     @Inject(PLATFORM_OPTIONS) private readonly platform: PlatformOptions,
     @Inject(OUTBOX_RELAY_OPTIONS) private readonly options: OutboxRelayOptions,
   ) {
@@ -199,13 +211,32 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     if (!this.stopped) this.passes.request(this.minIntervalMs());
   }
 
+  /**
+   * Relays batches until one is not full. While Redis is away no pass starts (decision 0470): its enqueue would
+   * hold a transaction and its claimed rows until Redis is back; the backstop poll tries again.
+   */
   private async drain(): Promise<void> {
     const batch = this.options.batchSize ?? 500;
     try {
-      while (!this.stopped && (await this.relayBatch(batch)) === batch);
+      while (!this.stopped && !isUnreachable(this.redis) && (await this.relayBatch(batch)) === batch);
     } catch (err) {
-      this.logger.error({ err: (err as Error).message }, 'outbox relay failed; will retry');
+      if (err instanceof EnqueueAbandoned)
+        this.logger.warn({ err: err.message }, 'outbox relay pass abandoned');
+      else this.logger.error({ err: (err as Error).message }, 'outbox relay failed; will retry');
     }
+  }
+
+  /** The pass's enqueue, unless a shutdown while Redis is away gives it up (the caller rolls back). */
+  private enqueueUnlessAbandoned(rows: OutboxRow[]): Promise<void> {
+    const { signal } = this.abandon;
+    if (signal.aborted) return Promise.reject(new EnqueueAbandoned());
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(new EnqueueAbandoned());
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.enqueue(rows)
+        .then(resolve, reject)
+        .finally(() => signal.removeEventListener('abort', onAbort));
+    });
   }
 
   /**
@@ -219,7 +250,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     try {
       const results = (await client.query(claimBatch(limit))) as unknown as QueryResult<OutboxRow>[];
       const rows = results.at(-1)!.rows;
-      if (rows.length > 0) await this.enqueue(rows.sort(byCreatedAt));
+      if (rows.length > 0) await this.enqueueUnlessAbandoned(rows.sort(byCreatedAt));
       await client.query('COMMIT');
       return rows.length;
     } catch (err) {
@@ -295,8 +326,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     return n;
   }
 
+  /**
+   * Lets the pass in flight finish, then stops. While Redis is away (decision 0470) the pass's enqueue would wait
+   * for Redis to come back: it is given up, and the pass rolls back, so its rows stay queued for the next relay
+   * (an enqueue that still reaches Redis later is deduplicated, as after a crash between enqueue and commit).
+   */
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    if (isUnreachable(this.redis)) this.abandon.abort();
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
     await Promise.all([this.passes.stop(), this.retention.stop()]);

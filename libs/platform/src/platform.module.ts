@@ -17,7 +17,7 @@ import { JobQueues, JobWorkers } from './jobs';
 import { createLogger, loggingModule } from './logging';
 import { MetricsController, MetricsService } from './metrics';
 import { paceOutboxWakes } from './outbox-wake';
-import { createRedis, RedisKeys } from './redis';
+import { closeConnection, createRedis, RedisKeys } from './redis';
 import { RpcClient } from './rpc';
 import { serviceDataSourceOptions } from './database';
 import {
@@ -36,7 +36,7 @@ class RedisLifecycle implements OnApplicationShutdown {
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([this.redis, this.requestRedis].map(close));
+    await Promise.all([this.redis, this.requestRedis].map(closeConnection));
   }
 }
 
@@ -46,12 +46,6 @@ class OutboxWakePacing {
   constructor(dataSource: DataSource, @Inject(PLATFORM_OPTIONS) options: PlatformOptions) {
     paceOutboxWakes(dataSource, options.env.OUTBOX_RELAY_MIN_INTERVAL_MS);
   }
-}
-
-async function close(redis: Redis): Promise<void> {
-  // QUIT waits for a reply; with Redis unreachable that would hang the shutdown.
-  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-  else redis.disconnect();
 }
 
 /**

@@ -3,6 +3,7 @@ import { ClientRedis, ServerRedis, type MicroserviceOptions } from '@nestjs/micr
 import type { Redis } from 'ioredis';
 import { firstValueFrom, timeout, TimeoutError } from 'rxjs';
 import { AppException } from './errors';
+import { closeConnection, logConnectionErrors } from './redis';
 import type { z } from 'zod';
 
 function redisTransportOptions(url: string) {
@@ -14,9 +15,28 @@ function redisTransportOptions(url: string) {
     username: parsed.username ? decodeURIComponent(parsed.username) : undefined,
     db: parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined,
     tls: parsed.protocol === 'rediss:' ? {} : undefined,
-    retryAttempts: 10,
-    retryDelay: 500,
   };
+}
+
+/** The longest wait between two reconnection attempts of the RPC transport's connections. */
+const RPC_RECONNECT_MAX_DELAY_MS = 2000;
+
+/**
+ * Nest's Redis transport gives up after `retryAttempts` reconnections: with 10 attempts 500 ms apart, an outage
+ * longer than about 5 s left the RPC server unsubscribed and the client unconnected for good, so every RPC
+ * answered 503 after Redis was back, until the process restarted (decision 0470). Its connections now
+ * reconnect as the service's own do, for as long as Redis is away, until the transport is closed.
+ */
+function reconnectDelayMs(times: number, closed: boolean): number | undefined {
+  return closed ? undefined : Math.min(times * 100, RPC_RECONNECT_MAX_DELAY_MS);
+}
+
+/**
+ * Closes the transport's two connections without waiting for a Redis that is away (closeConnection): Nest's own
+ * close sends QUIT, which fails on an ended connection and waits on a reconnecting one.
+ */
+async function closeTransport(clients: (Redis | null | undefined)[]): Promise<void> {
+  await Promise.all(clients.filter((c): c is Redis => !!c).map(closeConnection));
 }
 
 /** How long a request's claim is kept: well past any caller's timeout, so a late replica still finds it. */
@@ -51,6 +71,20 @@ export class NamespacedRedisServer extends ServerRedis {
     private readonly namespace: string,
   ) {
     super(redisTransportOptions(url));
+  }
+
+  override createRetryStrategy(times: number): number | undefined {
+    return reconnectDelayMs(times, this.isManuallyClosed);
+  }
+
+  /** Connection errors are logged throttled, at warn (decision 0468), not one error line each. */
+  override registerErrorListener(client: Redis): void {
+    logConnectionErrors(client, `${this.namespace}:rpc-server`);
+  }
+
+  override async close(): Promise<void> {
+    this.isManuallyClosed = true;
+    await closeTransport([this.pubClient, this.subClient]);
   }
 
   override async handleMessage(
@@ -89,6 +123,21 @@ export class NamespacedRedisClient extends ClientRedis {
     private readonly namespace: string,
   ) {
     super(redisTransportOptions(url));
+  }
+
+  override createRetryStrategy(times: number): number | undefined {
+    return reconnectDelayMs(times, this.isManuallyClosed);
+  }
+
+  override registerErrorListener(client: Redis): void {
+    logConnectionErrors(client, `${this.namespace}:rpc-client`);
+  }
+
+  override async close(): Promise<void> {
+    this.isManuallyClosed = true;
+    this.handleClose();
+    await closeTransport([this.pubClient, this.subClient]);
+    this.pubClient = this.subClient = null;
   }
 
   override getRequestPattern(pattern: string): string {

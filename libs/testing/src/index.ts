@@ -16,3 +16,4 @@ export * from './service-process';
 export * from './stop-after-boot';
 export * from './chaos';
 export * from './ids';
+export * from './redis-outage';

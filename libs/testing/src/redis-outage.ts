@@ -1,0 +1,205 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { SchemaMigrator } from './database';
+import { createTestEnvironment, type TestEnvironment } from './environment';
+import { TEST_REDIS_URL } from './redis';
+import { freePort, SERVICE_BOOT_TIMEOUT_MS } from './service-process';
+import { startTcpProxy } from './tcp-proxy';
+
+/** What a built process printed and how it ended. */
+export interface EndedProcess {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The JSON log lines at level error or fatal. */
+  errorLines: string[];
+}
+
+/** The shutdown bound the outage suite gives its processes: a shutdown that waits for Redis runs into it. */
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/** A process that cannot reach Redis at boot must have given up by then (it waits 3 s: REDIS_BOOT_WAIT_MS). */
+const BOOT_GIVE_UP_MS = 15_000;
+
+/**
+ * How long Redis stays away before the SIGTERM: longer than Nest's Redis transport used to keep reconnecting (10
+ * attempts 500 ms apart), after which its connections had ended and their QUIT failed the shutdown.
+ */
+const OUTAGE_BEFORE_STOP_MS = 6_000;
+
+/** A shutdown while Redis is away must end well inside SHUTDOWN_TIMEOUT_MS (it waited all of it before 0470). */
+export const OUTAGE_SHUTDOWN_MAX_MS = 5_000;
+
+function levelOf(line: string): string | undefined {
+  try {
+    return (JSON.parse(line) as { level?: string }).level;
+  } catch {
+    return undefined;
+  }
+}
+
+function run(
+  main: string,
+  env: Record<string, string>,
+): { child: ChildProcess; ended: Promise<EndedProcess> } {
+  const child = spawn(process.execPath, [main], {
+    env: {
+      PATH: process.env.PATH,
+      ...env,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const ended = new Promise<EndedProcess>((resolve) =>
+    child.on('exit', (code, signal) =>
+      resolve({
+        code,
+        signal,
+        stdout,
+        stderr,
+        errorLines: stdout.split('\n').filter((l) => ['error', 'fatal'].includes(levelOf(l) ?? '')),
+      }),
+    ),
+  );
+  return { child, ended };
+}
+
+async function healthStatus(port: number): Promise<number> {
+  return fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(3000) })
+    .then((r) => r.status)
+    .catch(() => 0);
+}
+
+async function waitForHealth(port: number, status: number, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    if ((await healthStatus(port)) === status) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+/**
+ * Starts `main` with REDIS_URL on a loopback port where nothing listens (a password in the URL), and reports how
+ * it ended; it is SIGKILLed after BOOT_GIVE_UP_MS (code null) when it neither starts nor exits.
+ */
+export async function bootWithoutRedis(
+  main: string,
+  env: Record<string, string>,
+): Promise<EndedProcess & { elapsedMs: number; password: string }> {
+  const password = 'boot-check-secret';
+  const redisUrl = `redis://:${password}@127.0.0.1:${await freePort()}`;
+  const started = Date.now();
+  const { child, ended } = run(main, { ...env, REDIS_URL: redisUrl });
+  const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_GIVE_UP_MS);
+  const result = await ended;
+  clearTimeout(timer);
+  return { ...result, elapsedMs: Date.now() - started, password };
+}
+
+/**
+ * Starts `main` against the real Redis behind a TCP proxy, waits for its /health to answer 200, cuts the proxy,
+ * waits for /health to answer 503 (the process has noticed) and OUTAGE_BEFORE_STOP_MS in all, then sends SIGTERM and reports how long it took to
+ * exit. It is SIGKILLed 30 s after the SIGTERM.
+ */
+export async function stopDuringRedisOutage(
+  main: string,
+  env: Record<string, string>,
+): Promise<EndedProcess & { shutdownMs: number; reportedDown: boolean }> {
+  const proxy = await startTcpProxy('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
+  const port = await freePort();
+  const { child, ended } = run(main, {
+    ...env,
+    REDIS_URL: proxy.url('redis'),
+    PORT: String(port),
+    WORKER_PORT: String(port),
+  });
+  try {
+    if (!(await waitForHealth(port, 200, SERVICE_BOOT_TIMEOUT_MS))) {
+      child.kill('SIGKILL');
+      const early = await ended;
+      throw new Error(`${main} did not become healthy: ${early.stderr}`);
+    }
+    proxy.cut();
+    const cutAt = Date.now();
+    const reportedDown = await waitForHealth(port, 503, 10_000);
+    await new Promise((r) => setTimeout(r, Math.max(0, cutAt + OUTAGE_BEFORE_STOP_MS - Date.now())));
+    const stopped = Date.now();
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const result = await ended;
+    clearTimeout(killer);
+    return { ...result, shutdownMs: Date.now() - stopped, reportedDown };
+  } finally {
+    await proxy.close();
+  }
+}
+
+/**
+ * The Redis-outage suite of a service (decision 0470), for each built entry point (`roles`: role name → dist
+ * file): started while Redis is unreachable, it exits 1 within seconds with one line on stderr naming Redis's
+ * address (not its password); stopped while Redis is unreachable, it exits 0 well inside SHUTDOWN_TIMEOUT_MS, with
+ * nothing on stderr and no error line about the shutdown.
+ */
+export function describeRedisOutage(
+  service: string,
+  migrator: SchemaMigrator,
+  roles: Record<string, string>,
+  extraEnv: { setUp?: () => Record<string, string>; tearDown?: () => void } = {},
+): void {
+  describe(`${service} while Redis is unreachable`, () => {
+    let env: TestEnvironment;
+    let extra: Record<string, string> = {};
+
+    beforeAll(async () => {
+      for (const entry of Object.values(roles))
+        if (!existsSync(entry))
+          throw new Error(`${entry} is missing: run pnpm --filter ${service} build first`);
+      env = await createTestEnvironment([migrator]);
+      extra = extraEnv.setUp?.() ?? {};
+    }, 60_000);
+    afterAll(async () => {
+      await env?.teardown();
+      extraEnv.tearDown?.();
+    });
+
+    it.each(Object.entries(roles))(
+      'the %s started without Redis exits 1 with one line naming Redis',
+      async (_role, entry) => {
+        const boot = await bootWithoutRedis(entry, { ...env.env, WORKER_PORT: '0', ...extra });
+        expect({ code: boot.code, signal: boot.signal }).toEqual({ code: 1, signal: null });
+        expect(boot.elapsedMs).toBeLessThan(BOOT_GIVE_UP_MS);
+        expect(boot.stderr.trimEnd().split('\n')).toEqual([
+          expect.stringMatching(
+            /^Boot failed: Redis at redis:\/\/127\.0\.0\.1:\d+ did not answer within 3 s \(/,
+          ),
+        ]);
+        expect(boot.stderr + boot.stdout).not.toContain(boot.password);
+        expect(boot.errorLines).toEqual([]);
+      },
+      60_000,
+    );
+
+    it.each(Object.entries(roles))(
+      'the %s stopped while Redis is away exits 0 promptly',
+      async (_role, entry) => {
+        const stop = await stopDuringRedisOutage(entry, { ...env.env, ...extra });
+        expect(stop.reportedDown).toBe(true);
+        expect({ code: stop.code, signal: stop.signal, stderr: stop.stderr }).toEqual({
+          code: 0,
+          signal: null,
+          stderr: '',
+        });
+        expect(stop.errorLines.filter((l) => /shutdown/i.test(l))).toEqual([]);
+        expect(stop.shutdownMs).toBeLessThan(OUTAGE_SHUTDOWN_MAX_MS);
+      },
+      120_000,
+    );
+  });
+}
