@@ -1,12 +1,12 @@
 import 'reflect-metadata';
-import { bootstrapHttp, migrateServiceSchema, requireRedis, runMain } from '@tessera/platform';
+import { bootstrapHttp, migrateServiceSchema, requireDependencies, runMain } from '@tessera/platform';
 import { AppModule } from './app.module';
 import { loadEnv } from './config/env';
 import { databaseOptions } from './database/database';
 
 runMain(async () => {
   const env = loadEnv();
-  await requireRedis(env.REDIS_URL);
+  await requireDependencies(env);
   if (env.MIGRATE_ON_BOOT) await migrateServiceSchema(databaseOptions(env.DATABASE_URL));
   await bootstrapHttp(AppModule.forRoot(env), { port: env.PORT, host: env.HOST });
 });

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { bootstrapHttp, migrateServiceSchema, requireRedis, runMain } from '@tessera/platform';
+import { bootstrapHttp, migrateServiceSchema, requireDependencies, runMain } from '@tessera/platform';
 import { loadEnv } from './config/env';
 import { databaseOptions } from './database/database';
 import { WorkerModule } from './worker.module';
@@ -10,7 +10,7 @@ import { WorkerModule } from './worker.module';
  */
 runMain(async () => {
   const env = loadEnv();
-  await requireRedis(env.REDIS_URL);
+  await requireDependencies(env);
   if (env.MIGRATE_ON_BOOT) await migrateServiceSchema(databaseOptions(env.DATABASE_URL));
   await bootstrapHttp(WorkerModule.forRoot(env), { port: env.WORKER_PORT, host: env.HOST, rpc: false });
 });

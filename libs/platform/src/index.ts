@@ -11,7 +11,7 @@ export * from './metrics';
 export * from './platform.module';
 export * from './redact';
 export * from './redis';
-export * from './redis-boot';
+export * from './boot-dependencies';
 export * from './rpc';
 export * from './tokens';
 export * from './main';

@@ -1,5 +1,5 @@
 import { ConfigError } from './config';
-import { DependencyUnavailableError } from './redis-boot';
+import { DependencyUnavailableError } from './boot-dependencies';
 
 /**
  * Runs a service entry point. A bad environment or a failed boot prints one clear line to stderr and

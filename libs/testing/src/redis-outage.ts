@@ -19,7 +19,7 @@ export interface EndedProcess {
 /** The shutdown bound the outage suite gives its processes: a shutdown that waits for Redis runs into it. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
-/** A process that cannot reach Redis at boot must have given up by then (it waits 3 s: REDIS_BOOT_WAIT_MS). */
+/** A process that cannot reach Redis at boot must have given up by then (it waits 3 s: BOOT_WAIT_MS). */
 const BOOT_GIVE_UP_MS = 15_000;
 
 /**
@@ -104,6 +104,24 @@ export async function bootWithoutRedis(
 }
 
 /**
+ * Starts `main` with DATABASE_URL on a loopback port where nothing listens (a password in the URL), and reports how
+ * it ended, as bootWithoutRedis does.
+ */
+export async function bootWithoutPostgres(
+  main: string,
+  env: Record<string, string>,
+): Promise<EndedProcess & { elapsedMs: number; password: string }> {
+  const password = 'boot-check-secret';
+  const databaseUrl = `postgres://postgres:${password}@127.0.0.1:${await freePort()}/tessera`;
+  const started = Date.now();
+  const { child, ended } = run(main, { ...env, DATABASE_URL: databaseUrl });
+  const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_GIVE_UP_MS);
+  const result = await ended;
+  clearTimeout(timer);
+  return { ...result, elapsedMs: Date.now() - started, password };
+}
+
+/**
  * Starts `main` against the real Redis behind a TCP proxy, waits for its /health to answer 200, cuts the proxy,
  * waits for /health to answer 503 (the process has noticed) and OUTAGE_BEFORE_STOP_MS in all, then sends SIGTERM and reports how long it took to
  * exit. It is SIGKILLed 30 s after the SIGTERM.
@@ -143,8 +161,8 @@ export async function stopDuringRedisOutage(
 
 /**
  * The Redis-outage suite of a service (decision 0470), for each built entry point (`roles`: role name → dist
- * file): started while Redis is unreachable, it exits 1 within seconds with one line on stderr naming Redis's
- * address (not its password); stopped while Redis is unreachable, it exits 0 well inside SHUTDOWN_TIMEOUT_MS, with
+ * file): started while Redis (or Postgres) is unreachable, it exits 1 within seconds with one line on stderr naming
+ * the dependency's address (not its password); stopped while Redis is unreachable, it exits 0 well inside SHUTDOWN_TIMEOUT_MS, with
  * nothing on stderr and no error line about the shutdown.
  */
 export function describeRedisOutage(
@@ -153,7 +171,7 @@ export function describeRedisOutage(
   roles: Record<string, string>,
   extraEnv: { setUp?: () => Record<string, string>; tearDown?: () => void } = {},
 ): void {
-  describe(`${service} while Redis is unreachable`, () => {
+  describe(`${service} while Redis or Postgres is unreachable`, () => {
     let env: TestEnvironment;
     let extra: Record<string, string> = {};
 
@@ -178,6 +196,23 @@ export function describeRedisOutage(
         expect(boot.stderr.trimEnd().split('\n')).toEqual([
           expect.stringMatching(
             /^Boot failed: Redis at redis:\/\/127\.0\.0\.1:\d+ did not answer within 3 s \(/,
+          ),
+        ]);
+        expect(boot.stderr + boot.stdout).not.toContain(boot.password);
+        expect(boot.errorLines).toEqual([]);
+      },
+      60_000,
+    );
+
+    it.each(Object.entries(roles))(
+      'the %s started without Postgres exits 1 with one line naming Postgres',
+      async (_role, entry) => {
+        const boot = await bootWithoutPostgres(entry, { ...env.env, WORKER_PORT: '0', ...extra });
+        expect({ code: boot.code, signal: boot.signal }).toEqual({ code: 1, signal: null });
+        expect(boot.elapsedMs).toBeLessThan(BOOT_GIVE_UP_MS);
+        expect(boot.stderr.trimEnd().split('\n')).toEqual([
+          expect.stringMatching(
+            /^Boot failed: Postgres at postgres:\/\/127\.0\.0\.1:\d+\/tessera did not answer within 3 s \(.*check DATABASE_URL/,
           ),
         ]);
         expect(boot.stderr + boot.stdout).not.toContain(boot.password);
