@@ -1,6 +1,7 @@
 import { signRequest } from '@tessera/auth';
 import request from 'supertest';
 import {
+  BASIC_SCOPES,
   type Client,
   client,
   createKey,
@@ -10,7 +11,10 @@ import {
   startHarness,
 } from './support';
 
-/** Contract edges found by the custody contract review (decision 0473): bodies that are not JSON. */
+/**
+ * Contract edges found by the custody contract review (decision 0473): bodies that are not JSON, page sizes that
+ * are not decimal digits.
+ */
 
 let h: Harness;
 let key: KeyPair;
@@ -18,7 +22,9 @@ let api: Client;
 
 beforeAll(async () => {
   h = await startHarness({}, { worker: false });
-  key = await createKey(h.api, await createTenant(h.api));
+  key = await createKey(h.api, await createTenant(h.api), {
+    scopes: [...BASIC_SCOPES, 'webhooks:read'],
+  });
   api = client(h.api, key);
 });
 afterAll(() => h?.close());
@@ -58,5 +64,30 @@ describe('request bodies are JSON', () => {
     const address = await api.post(`/wallets/00000000-0000-4000-8000-000000000000/addresses`);
     expect(address.status).toBe(404);
     expect(vault).toBeTruthy();
+  });
+});
+
+describe('page sizes are decimal digits', () => {
+  it.each(['/transactions?take', '/vaults?take', '/webhooks/deliveries?pageSize'])(
+    '%s: hex, exponent, binary, sign and whitespace forms are a 400, not read as a number',
+    async (prefix) => {
+      const field = prefix.split('?')[1]!;
+      for (const value of ['0x10', '1e2', '0b11', '%2B5', '%205']) {
+        const res = await api.get(`${prefix}=${value}`);
+        expect({ value, status: res.status, errors: Object.keys(res.body.errors ?? {}) }).toEqual({
+          value,
+          status: 400,
+          errors: [field],
+        });
+      }
+    },
+  );
+
+  it('still reads plain digits (a leading zero included) and refuses the maximum plus one', async () => {
+    await api.get('/transactions?take=200').expect(200);
+    await api.get('/transactions?take=020').expect(200);
+    await api.get('/vaults?take=200').expect(200);
+    const over = await api.get('/transactions?take=201').expect(400);
+    expect(over.body.errors).toEqual({ take: ['take must be at most 200'] });
   });
 });
