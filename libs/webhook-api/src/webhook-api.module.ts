@@ -32,7 +32,7 @@ import {
   type WebhookSource,
   type RpcError,
 } from '@tessera/contracts';
-import { AppException, RpcClient } from '@tessera/platform';
+import { AppException, refuseNonDecimalNumbers, RpcClient } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 
@@ -174,7 +174,7 @@ function controllerFor(options: WebhookApiOptions): Type<unknown> {
     @Get(paths.deliveries)
     @read
     async list(@Req() req: FastifyRequest, @Query() query: unknown) {
-      const parsed = listDeliveriesQuery.parse(query ?? {});
+      const parsed = listDeliveriesQuery.parse(refuseNonDecimalNumbers(query ?? {}, ['pageSize']));
       return this.client.call(
         WEBHOOK_RPC.LIST_DELIVERIES,
         { tenantId: await this.tenant(req), query: parsed },

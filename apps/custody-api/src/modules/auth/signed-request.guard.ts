@@ -33,6 +33,7 @@ import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { TenantsService } from '../tenants/tenants.service';
 import { INVALID_KEY_OR_SIGNATURE, signatureChecks } from './credential-check';
+import { carriesNonJsonBody, notJson } from './json-body';
 
 const WINDOW = { windowSeconds: 60, segments: 4 };
 const DRIFT_SECONDS = 30;
@@ -96,6 +97,8 @@ export class SignedRequestGuard implements CanActivate, OnModuleDestroy {
       }
       return true;
     }
+    // Before the signature: a body that is not JSON keeps no raw bytes to verify, or would be read as fields.
+    if (carriesNonJsonBody(request.headers)) throw notJson();
     request.custodyCaller = await this.verify(request, ip);
     const scope = this.reflector.getAllAndOverride<string | undefined>(SCOPE_METADATA, [
       context.getHandler(),

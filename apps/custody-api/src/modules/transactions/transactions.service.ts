@@ -6,7 +6,7 @@ import {
   transferSchema,
   withdrawSchema,
 } from '@tessera/contracts';
-import { badRequest, forbidden, notFound, timeOrderedId } from '@tessera/platform';
+import { badRequest, forbidden, notFound, refuseNonDecimalNumbers, timeOrderedId } from '@tessera/platform';
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { parseAmount } from '../../common/amounts';
@@ -355,7 +355,7 @@ export class TransactionsService {
   }
 
   async list(caller: Caller, query: unknown) {
-    const q = listTransactionsSchema.parse(query ?? {});
+    const q = listTransactionsSchema.parse(refuseNonDecimalNumbers(query ?? {}, ['take']));
     const rows = await this.repository.list(caller, {
       take: q.take + 1,
       after: q.cursor ? decodeCursor(q.cursor) : undefined,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createVaultSchema, createWalletSchema, listVaultsSchema } from '@tessera/contracts';
-import { conflict, notFound, TtlCache } from '@tessera/platform';
+import { conflict, notFound, refuseNonDecimalNumbers, TtlCache } from '@tessera/platform';
 import { formatAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
 import { decodeCursor, encodeCursor } from '../../common/cursor';
@@ -51,7 +51,7 @@ export class VaultsService {
   }
 
   async listVaults(caller: Caller, query: unknown) {
-    const { take, cursor } = listVaultsSchema.parse(query ?? {});
+    const { take, cursor } = listVaultsSchema.parse(refuseNonDecimalNumbers(query ?? {}, ['take']));
     const after = cursor ? decodeCursor(cursor) : undefined;
     const rows = await this.repository.listVaults(caller, take + 1, after);
     const page = rows.slice(0, take);
