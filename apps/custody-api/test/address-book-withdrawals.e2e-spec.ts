@@ -169,3 +169,59 @@ describe('address book and withdrawals in one order', () => {
     });
   });
 });
+
+/**
+ * One entry per destination (decision 0475): with two entries for one address, deleting one left withdrawals to it
+ * allowed through the other. A second entry for the same asset, address (however it is spelled) and tag is 409.
+ */
+describe('one entry per destination', () => {
+  const P2WSH = 'tb1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3q0sl5k7';
+  const XRP = 'rHb9CJAWyB4rj91VRWn96DkukG4bwdtyTh';
+  const entriesFor = async (address: string) =>
+    ((await api.get('/address-book').expect(200)).body.items as { id: string; address: string }[]).filter(
+      (e) => e.address === address,
+    );
+
+  it('the same address again, spelled in capitals, is 409 naming the entry that holds it', async () => {
+    const first = await api
+      .post('/address-book', { assetId: ASSETS.BTC, address: P2WSH, label: 'A' })
+      .expect(201);
+    const again = await api.post('/address-book', {
+      assetId: ASSETS.BTC,
+      address: P2WSH.toUpperCase(),
+      label: 'B',
+    });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ message: expect.stringContaining(first.body.id as string) });
+    expect(await entriesFor(P2WSH)).toHaveLength(1);
+    // Deleted, the destination can be added again, and then it is the only entry.
+    await api.delete(`/address-book/${first.body.id as string}`).expect(204);
+    await api.post('/address-book', { assetId: ASSETS.BTC, address: P2WSH, label: 'C' }).expect(201);
+    expect(await entriesFor(P2WSH)).toHaveLength(1);
+  });
+
+  it('six creates of one destination at once: one 201, five 409, one row', async () => {
+    const address = 'tb1qqqqqp399et2xygdj5xreqhjjvcmzhxw4aywxecjdzew6hylgvsesrxh6hy';
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        api.post('/address-book', { assetId: ASSETS.BTC, address, label: `race ${i}` }).then((r) => r.status),
+      ),
+    );
+    expect(answers.sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    expect(await entriesFor(address)).toHaveLength(1);
+  });
+
+  it('one address with two tags is two destinations', async () => {
+    await api
+      .post('/address-book', { assetId: ASSETS.XRP, address: XRP, tag: '1', label: 'one' })
+      .expect(201);
+    await api
+      .post('/address-book', { assetId: ASSETS.XRP, address: XRP, tag: '2', label: 'two' })
+      .expect(201);
+    expect(
+      (await api.post('/address-book', { assetId: ASSETS.XRP, address: XRP, tag: '2', label: 'again' }))
+        .status,
+    ).toBe(409);
+    expect(await entriesFor(XRP)).toHaveLength(2);
+  });
+});

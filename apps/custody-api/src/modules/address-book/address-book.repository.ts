@@ -48,12 +48,29 @@ export async function holdBookEntry(manager: EntityManager, d: BookDestination):
 export class AddressBookRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /**
+   * Adds the entry, or answers the id of the entry that already holds the same destination (asset, address and
+   * tag, in the caller's tenant and environment) and adds nothing. Two creates of one destination take the same
+   * transaction-scoped advisory lock, so the second sees the first's row (decision 0475).
+   */
   async create(
     caller: Caller,
     entry: { assetId: string; address: string; tag: string | null; label: string },
     event: (row: AddressBookRow) => OutboxEvent,
-  ): Promise<AddressBookRow> {
+  ): Promise<AddressBookRow | { existingId: string }> {
     return this.db.transaction(async (manager) => {
+      const key = [caller.tenantId, caller.environment, entry.assetId, entry.address, entry.tag ?? ''].join(
+        '|',
+      );
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`address_book:${key}`]);
+      const existing = rowsOf<{ id: string }>(
+        await manager.query(
+          `SELECT "id" FROM "address_book" WHERE "tenant_id" = $1 AND "environment" = $2 AND "asset_id" = $3
+             AND "address" = $4 AND "tag" IS NOT DISTINCT FROM $5 ORDER BY "created_at" LIMIT 1`,
+          [caller.tenantId, caller.environment, entry.assetId, entry.address, entry.tag],
+        ),
+      );
+      if (existing[0]) return { existingId: existing[0].id };
       const [row] = rowsOf<AddressBookRow>(
         await manager.query(
           `INSERT INTO "address_book" ("tenant_id", "environment", "asset_id", "address", "tag", "label")

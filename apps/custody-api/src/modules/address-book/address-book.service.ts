@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { createAddressBookEntrySchema, listAddressBookSchema } from '@tessera/contracts';
-import { badRequest, notFound } from '@tessera/platform';
+import { badRequest, conflict, notFound } from '@tessera/platform';
 import type { Caller } from '../../common/caller';
 import { isUuid } from '../../common/validation';
 import { AssetsService } from '../assets/assets.service';
@@ -52,6 +52,9 @@ export class AddressBookService {
       { assetId: asset.id, address: normalized.address, tag: normalized.tag, label: body.label },
       this.event(caller, 'created'),
     );
+    // One entry per destination: with two, deleting one would leave withdrawals to it allowed (decision 0475).
+    if ('existingId' in row)
+      throw conflict(`This destination is already in the address book as entry ${row.existingId}`);
     return entryDto(row);
   }
 
