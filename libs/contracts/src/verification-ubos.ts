@@ -1,5 +1,5 @@
 import { pastDateSchema } from './dates';
-import { presentationParamsSchema, ttlDaysSchema } from './verification';
+import { presentationParamsSchema, ttlDaysBodySchema } from './verification';
 import { z } from 'zod';
 
 /** Roles a UBO row may hold; each is a bucket of company-structure `counts`. */
@@ -52,7 +52,7 @@ export type DeclarationsInput = z.infer<typeof declarationsSchema>;
 
 /** spawn-kyc / regenerate-link body beyond the presentation fields (parsed by `parsePresentation`). */
 export const linkBodySchema = z.object({
-  ttlDays: ttlDaysSchema,
+  ttlDays: ttlDaysBodySchema,
   levelName: z.string().min(1).optional(),
 });
 

@@ -180,7 +180,11 @@ export type LevelPatchInput = z.infer<typeof levelPatchSchema>;
 
 /** Body of POST /v1/applicants. Unknown fields are ignored (the level decides what is kept). */
 export const applicantCreateSchema = z.object({
-  externalUserId: z.string(required()).trim().min(1, 'is required').max(200),
+  externalUserId: z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+    .trim()
+    .min(1, 'is required')
+    .max(200, 'must be at most 200 characters'),
   type: z.enum(['individual', 'company']).default('individual'),
   verificationLevelName: z.string().min(1).max(64).optional(),
   companyName: optionalText,
@@ -346,11 +350,25 @@ export const reviewHistoryQuerySchema = z.object({
 
 export const SESSION_TTL_DAYS = { default: 7, min: 1, max: 90 } as const;
 
+const TTL_DAYS_MESSAGE = 'must be an integer from 1 to 90';
+
+/** `ttlDays` in a query string (verification-sessions, verifications): the text of an integer from 1 to 90. */
 export const ttlDaysSchema = z.coerce
-  .number({ error: 'must be an integer from 1 to 90' })
-  .int('must be an integer from 1 to 90')
-  .min(SESSION_TTL_DAYS.min, 'must be an integer from 1 to 90')
-  .max(SESSION_TTL_DAYS.max, 'must be an integer from 1 to 90')
+  .number({ error: TTL_DAYS_MESSAGE })
+  .int(TTL_DAYS_MESSAGE)
+  .min(SESSION_TTL_DAYS.min, TTL_DAYS_MESSAGE)
+  .max(SESSION_TTL_DAYS.max, TTL_DAYS_MESSAGE)
+  .default(SESSION_TTL_DAYS.default);
+
+/**
+ * `ttlDays` in a JSON body (spawn-kyc, regenerate-link): a JSON integer from 1 to 90, as the contract types it.
+ * No coercion: `true`, `[5]` or `"7"` are refused, not read as 1, 5 or 7 days (decision 0474).
+ */
+export const ttlDaysBodySchema = z
+  .number({ error: TTL_DAYS_MESSAGE })
+  .int(TTL_DAYS_MESSAGE)
+  .min(SESSION_TTL_DAYS.min, TTL_DAYS_MESSAGE)
+  .max(SESSION_TTL_DAYS.max, TTL_DAYS_MESSAGE)
   .default(SESSION_TTL_DAYS.default);
 
 export interface PresentationParams {

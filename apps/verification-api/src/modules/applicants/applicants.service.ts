@@ -116,7 +116,16 @@ export class ApplicantsService {
   }
 
   async create(partner: PartnerContext, input: ApplicantCreateInput) {
-    const level = await this.levelFor(partner, input);
+    let level: LevelEntity | null;
+    try {
+      level = await this.levelFor(partner, input);
+    } catch (error) {
+      // Idempotent on externalUserId (contract): a repeat answers 200 with the existing applicant even when the
+      // level it names no longer resolves or is of the other type; only a new applicant needs the level (0474).
+      const existing = await this.repository.findForProduct(partner.productId, input.externalUserId);
+      if (existing?.productId !== partner.productId) throw error;
+      return { created: false, applicant: toApplicantView(existing) };
+    }
     const info = toLevelKeys(input, input.type, level);
     const result = await this.repository
       .create({
