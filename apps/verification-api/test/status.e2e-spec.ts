@@ -161,7 +161,15 @@ describe('GET .../review-history', () => {
     await h.http().get('/v1/applicants/u1/review-history?limit=200').set(h.auth(key)).expect(200);
   });
 
-  it.each([['limit=0'], ['limit=201'], ['limit=abc'], ['limit=1.5']])('400 {message} for %s', async (q) => {
+  it.each([
+    ['limit=0'],
+    ['limit=201'],
+    ['limit=abc'],
+    ['limit=1.5'],
+    ['limit=1e2'],
+    ['limit=0x10'],
+    ['limit=%201'],
+  ])('400 {message} for %s', async (q) => {
     const res = await h.http().get(`/v1/applicants/u1/review-history?${q}`).set(h.auth(key)).expect(400);
     expect(res.body).toEqual({ message: 'limit: must be an integer from 1 to 200' });
   });
@@ -177,12 +185,30 @@ describe('GET .../review-history', () => {
     }
   });
 
+  // The contract's "ISO 8601" (decision 0474): a date alone, or a date-time without an offset, is UTC.
+  it.each([
+    ['2099-01-02'],
+    ['2099-01-02T00:00:00'],
+    ['2099-01-02T02:00:00%2B02:00'],
+    ['2099-01-02T00:00:00.000Z'],
+  ])('since=%s is the same moment as 2099-01-02T00:00:00Z', async (since) => {
+    const res = await h
+      .http()
+      .get(`/v1/applicants/u1/review-history?since=${since}`)
+      .set(h.auth(key))
+      .expect(200);
+    expect(res.body.items.map((i: { eventType: string }) => i.eventType)).toEqual([
+      'enrollment.submitted',
+      'applicant.approved',
+    ]);
+  });
+
   it('400 {message} for a since that is not ISO 8601', async () => {
     const res = await h
       .http()
       .get('/v1/applicants/u1/review-history?since=yesterday')
       .set(h.auth(key))
       .expect(400);
-    expect(res.body).toEqual({ message: 'since: must be an ISO 8601 timestamp' });
+    expect(res.body).toEqual({ message: 'since: must be an ISO 8601 date or timestamp' });
   });
 });

@@ -337,8 +337,23 @@ export const levelListQuerySchema = z.object({
   includeInactive: booleanQuery.default(false),
 });
 
+/**
+ * `since` as the contract names it, "ISO 8601": a date-time with an offset (`2026-01-01T10:00:00+02:00`, `…Z`), or
+ * without one, or a date alone (`2026-01-01`, its midnight); a moment without an offset is UTC (decision 0474).
+ * Answers the moment as an ISO string in UTC.
+ */
+const isoMoment = z
+  .union([z.iso.datetime({ offset: true }), z.iso.datetime({ local: true }), z.iso.date()], {
+    error: 'must be an ISO 8601 date or timestamp',
+  })
+  .transform((v) => new Date(/T/.test(v) && !/(Z|[+-]\d\d:?\d\d)$/i.test(v) ? `${v}Z` : v).toISOString());
+
 export const reviewHistoryQuerySchema = z.object({
-  since: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 timestamp' }).optional(),
+  since: isoMoment
+    .optional()
+    .describe(
+      'ISO 8601: only events from that moment; a date alone is its midnight, a time without an offset is UTC',
+    ),
   limit: z.coerce
     .number({ error: 'must be an integer from 1 to 200' })
     .int('must be an integer from 1 to 200')

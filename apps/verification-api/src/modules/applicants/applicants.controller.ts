@@ -17,6 +17,17 @@ const jsonObject = (body: unknown): Record<string, unknown> => {
   return body as Record<string, unknown>;
 };
 
+/**
+ * `limit` written in decimal digits: `z.coerce.number()` would read `1e2` as 100 and `0x10` as 16 (decision 0474);
+ * the same 400 as any other bad limit.
+ */
+function decimalLimit(query: Record<string, unknown>): Record<string, unknown> {
+  const { limit } = query;
+  if (typeof limit === 'string' && !/^\d+$/.test(limit))
+    throw badRequest('limit: must be an integer from 1 to 200');
+  return query;
+}
+
 @Controller('v1/applicants')
 @UseGuards(PartnerAuthGuard)
 export class ApplicantsController {
@@ -84,6 +95,6 @@ export class ApplicantsController {
     @Param('externalUserId') id: string,
     @Query() query: Record<string, unknown>,
   ) {
-    return this.applicants.reviewHistory(partner, id, reviewHistoryQuerySchema.parse(query));
+    return this.applicants.reviewHistory(partner, id, reviewHistoryQuerySchema.parse(decimalLimit(query)));
   }
 }
