@@ -1,9 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { WebhookEventPayload } from '@tessera/contracts';
-import { JobQueues, webhookEventJobs } from '@tessera/platform';
 import type { TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
-import { dispatcherWithReceiver, event, putEndpoint } from './support/harness';
+import { dispatcherWithReceiver, event, mostAtOnce, putEndpoint, relayBatch } from './support/harness';
 import { type HttpsReceiver, waitFor } from './support/https-receiver';
 
 /**
@@ -50,20 +49,7 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
-const relay = (events: WebhookEventPayload[]) =>
-  app.get(JobQueues).addBulk('WEBHOOK_EVENTS', webhookEventJobs(events));
-
-/** The most requests of these arrival times that overlap, each lasting `lastsMs`. */
-function mostAtOnce(arrivals: number[], lastsMs: number): number {
-  const sorted = [...arrivals].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0; i < sorted.length; i++) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1]! < sorted[i]! + lastsMs) j++;
-    most = Math.max(most, j - i + 1);
-  }
-  return most;
-}
+const relay = (events: WebhookEventPayload[]) => relayBatch(app, events);
 
 it('three slow receivers saturating the requests leave a healthy tenant’s first attempts prompt', async () => {
   const slow = new Map<string, WebhookEventPayload[]>();

@@ -17,3 +17,4 @@ export * from './stop-after-boot';
 export * from './chaos';
 export * from './ids';
 export * from './redis-outage';
+export * from './built-entry-points';

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { builtEntryPointsSuite, type ExtraEnv } from './built-entry-points';
 import type { SchemaMigrator } from './database';
-import { createTestEnvironment, type TestEnvironment } from './environment';
 import { TEST_REDIS_URL } from './redis';
 import { freePort, SERVICE_BOOT_TIMEOUT_MS } from './service-process';
 import { startTcpProxy } from './tcp-proxy';
@@ -169,28 +168,15 @@ export function describeRedisOutage(
   service: string,
   migrator: SchemaMigrator,
   roles: Record<string, string>,
-  extraEnv: { setUp?: () => Record<string, string>; tearDown?: () => void } = {},
+  extraEnv: ExtraEnv = {},
 ): void {
   describe(`${service} while Redis or Postgres is unreachable`, () => {
-    let env: TestEnvironment;
-    let extra: Record<string, string> = {};
-
-    beforeAll(async () => {
-      for (const entry of Object.values(roles))
-        if (!existsSync(entry))
-          throw new Error(`${entry} is missing: run pnpm --filter ${service} build first`);
-      env = await createTestEnvironment([migrator]);
-      extra = extraEnv.setUp?.() ?? {};
-    }, 60_000);
-    afterAll(async () => {
-      await env?.teardown();
-      extraEnv.tearDown?.();
-    });
+    const envFor = builtEntryPointsSuite(service, migrator, roles, extraEnv);
 
     it.each(Object.entries(roles))(
       'the %s started without Redis exits 1 with one line naming Redis',
       async (_role, entry) => {
-        const boot = await bootWithoutRedis(entry, { ...env.env, WORKER_PORT: '0', ...extra });
+        const boot = await bootWithoutRedis(entry, envFor({ WORKER_PORT: '0' }));
         expect({ code: boot.code, signal: boot.signal }).toEqual({ code: 1, signal: null });
         expect(boot.elapsedMs).toBeLessThan(BOOT_GIVE_UP_MS);
         expect(boot.stderr.trimEnd().split('\n')).toEqual([
@@ -207,7 +193,7 @@ export function describeRedisOutage(
     it.each(Object.entries(roles))(
       'the %s started without Postgres exits 1 with one line naming Postgres',
       async (_role, entry) => {
-        const boot = await bootWithoutPostgres(entry, { ...env.env, WORKER_PORT: '0', ...extra });
+        const boot = await bootWithoutPostgres(entry, envFor({ WORKER_PORT: '0' }));
         expect({ code: boot.code, signal: boot.signal }).toEqual({ code: 1, signal: null });
         expect(boot.elapsedMs).toBeLessThan(BOOT_GIVE_UP_MS);
         expect(boot.stderr.trimEnd().split('\n')).toEqual([
@@ -224,7 +210,7 @@ export function describeRedisOutage(
     it.each(Object.entries(roles))(
       'the %s stopped while Redis is away exits 0 promptly',
       async (_role, entry) => {
-        const stop = await stopDuringRedisOutage(entry, { ...env.env, ...extra });
+        const stop = await stopDuringRedisOutage(entry, envFor());
         expect(stop.reportedDown).toBe(true);
         expect({ code: stop.code, signal: stop.signal, stderr: stop.stderr }).toEqual({
           code: 0,

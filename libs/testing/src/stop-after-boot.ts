@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { builtEntryPointsSuite, type ExtraEnv } from './built-entry-points';
 import type { SchemaMigrator } from './database';
-import { createTestEnvironment, type TestEnvironment } from './environment';
 import { SERVICE_BOOT_TIMEOUT_MS } from './service-process';
 
 /** The line Nest logs once the app listens: the moment the process reports it has started. */
@@ -105,28 +104,15 @@ export function describeShutdownAfterBoot(
   service: string,
   migrator: SchemaMigrator,
   roles: Record<string, string>,
-  extraEnv: { setUp?: () => Record<string, string>; tearDown?: () => void } = {},
+  extraEnv: ExtraEnv = {},
 ): void {
   describe(`${service} stopped right after it reports started`, () => {
-    let env: TestEnvironment;
-    let extra: Record<string, string> = {};
-
-    beforeAll(async () => {
-      for (const entry of Object.values(roles))
-        if (!existsSync(entry))
-          throw new Error(`${entry} is missing: run pnpm --filter ${service} build first`);
-      env = await createTestEnvironment([migrator]);
-      extra = extraEnv.setUp?.() ?? {};
-    }, 60_000);
-    afterAll(async () => {
-      await env?.teardown();
-      extraEnv.tearDown?.();
-    });
+    const envFor = builtEntryPointsSuite(service, migrator, roles, extraEnv);
 
     it.each(Object.entries(roles))(
       'the %s shuts down cleanly: exit 0, nothing on stderr, no error line',
       async (_role, entry) => {
-        expect(await uncleanStopsAfterBoot(entry, { ...env.env, WORKER_PORT: '0', ...extra })).toEqual([]);
+        expect(await uncleanStopsAfterBoot(entry, envFor({ WORKER_PORT: '0' }))).toEqual([]);
       },
       120_000,
     );

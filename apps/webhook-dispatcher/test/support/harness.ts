@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { rpcResult, WEBHOOK_RPC, type WebhookEventPayload } from '@tessera/contracts';
-import { JobQueues, RpcClient } from '@tessera/platform';
+import { JobQueues, RpcClient, webhookEventJobs } from '@tessera/platform';
 import {
   bootApp,
   createTestEnvironment,
@@ -76,6 +76,23 @@ export function event(overrides: Partial<WebhookEventPayload> = {}): WebhookEven
 
 export async function enqueue(app: NestFastifyApplication, e: WebhookEventPayload): Promise<void> {
   await app.get(JobQueues).add('WEBHOOK_EVENT', e, { jobId: e.eventId });
+}
+
+/** Events relayed as the outbox relay sends them: batches of `webhook.events` jobs. */
+export async function relayBatch(app: NestFastifyApplication, events: WebhookEventPayload[]): Promise<void> {
+  await app.get(JobQueues).addBulk('WEBHOOK_EVENTS', webhookEventJobs(events));
+}
+
+/** The most requests of these arrival times that overlap, each lasting `lastsMs`. */
+export function mostAtOnce(arrivals: number[], lastsMs: number): number {
+  const sorted = [...arrivals].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1]! < sorted[i]! + lastsMs) j++;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
 }
 
 /**
