@@ -1,25 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { describeRedisOutage, migratorFor, TEST_INTERNAL_SERVICE_TOKEN } from '@tessera/testing';
-import { databaseOptions } from '../src/database/database';
+import { describeRedisOutage } from '@tessera/testing';
+import { MEDIA_STORE, MEDIA_STORE_ROLES, mediaStoreEnv, mediaStoreMigrator } from './entry-points';
 
 /**
- * The built media-store while Redis is unreachable (decision 0470): started, it exits 1 with one line naming Redis
- * (it exited 1 with a stack); stopped, it exits 0 at once.
+ * The built media-store while Redis or Postgres is unreachable (decision 0470): started, it exits 1 with one line
+ * naming the dependency (it exited 1 with a stack); stopped while Redis is away, it exits 0 at once.
  */
-let fsRoot = '';
-describeRedisOutage(
-  '@tessera/media-store',
-  migratorFor(databaseOptions, join(__dirname, '../src/database/migrations')),
-  { 'media-store': join(__dirname, '../dist/main.js') },
-  {
-    setUp: () => {
-      fsRoot = mkdtempSync(join(tmpdir(), 'tessera-media-'));
-      return { INTERNAL_SERVICE_TOKEN: TEST_INTERNAL_SERVICE_TOKEN, MEDIA_FS_ROOT: fsRoot };
-    },
-    tearDown: () => {
-      if (fsRoot) rmSync(fsRoot, { recursive: true, force: true });
-    },
-  },
-);
+describeRedisOutage(MEDIA_STORE, mediaStoreMigrator(), MEDIA_STORE_ROLES, mediaStoreEnv());
