@@ -68,6 +68,10 @@ const RESPONSES: Record<string, ResponseSpec> = {
     'Rate limit exceeded (120 per minute per key; 60 per minute per IP when anonymous). Empty body.',
     'Seconds to wait (a hint): sleep it, else back off exponentially with jitter up to 30 s',
   ),
+  PayloadTooLarge: fail('The body is over 1 MiB; nothing is done'),
+  UnsupportedMediaType: fail(
+    'The body is not JSON (`Content-Type: application/json`); refused before the signature is checked',
+  ),
   ServerError: fail('Server error; retry sparingly'),
   BadGateway: fail('Custody backend failure; retry with back-off'),
   // The operator API's own (custody-operator.openapi.ts).
@@ -97,8 +101,11 @@ const signed = (scope: string, route: Route): RouteSpec => ({
   ...route,
   description: [route.description, `Scope: \`${scope}\`.`].filter(Boolean).join(' '),
   security: ['signed'],
-  responses: { ...route.responses, ...SIGNED },
+  responses: { ...route.responses, ...SIGNED, ...(route.body ? WITH_BODY : {}) },
 });
+
+/** What every signed call with a body can answer besides (decision 0473). */
+const WITH_BODY: Record<number, string> = { 413: 'PayloadTooLarge', 415: 'UnsupportedMediaType' };
 
 export const CUSTODY_ROUTES: RouteSpec[] = [
   signed('vaults:write', {
