@@ -88,8 +88,9 @@ describe('webhook.events.v1: batches of relayed events', () => {
     expect(ids('/batch').sort()).toEqual(subscribed.map((e) => e.eventId).sort());
   });
 
-  it('keeps WEBHOOK_CONCURRENCY (8) requests in flight, never more, and never claims a whole batch ahead', async () => {
-    // Two endpoints: one alone may hold only its share, 6 of the 8 (decision 0463).
+  it('keeps at least one endpoint’s share (6) and at most WEBHOOK_CONCURRENCY (8) requests in flight, and never claims a whole batch ahead', async () => {
+    // Two endpoints: one alone may hold only its share, 6 of the 8 (decision 0463), and the last 2 permits go only
+    // to an endpoint holding fewer than 2 (decision 0472): the two together hold 6 to 8.
     const tenants = ['tenant-bound', 'tenant-bound-2'];
     for (const tenantId of tenants) await configure(tenantId, `/${tenantId}`);
     for (const tenantId of tenants) receiver.on(`/${tenantId}`, { status: 200, delayMs: 40 });
@@ -117,7 +118,8 @@ describe('webhook.events.v1: batches of relayed events', () => {
     );
     watching = false;
     await watch;
-    expect(receiver.maxInFlight).toBe(8);
+    expect(receiver.maxInFlight).toBeGreaterThanOrEqual(6);
+    expect(receiver.maxInFlight).toBeLessThanOrEqual(8);
     expect(mostClaimed).toBeGreaterThan(0);
     expect(mostClaimed).toBeLessThan(50);
   });
