@@ -5,7 +5,7 @@ import {
   personalInfoPatchSchema,
   reviewHistoryQuerySchema,
 } from '@tessera/contracts';
-import { badRequest } from '@tessera/platform';
+import { badRequest, refuseNonDecimalNumbers } from '@tessera/platform';
 import type { FastifyReply } from 'fastify';
 import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
 import type { PartnerContext } from '../products/products.service';
@@ -16,17 +16,6 @@ const jsonObject = (body: unknown): Record<string, unknown> => {
     throw badRequest('Body must be a JSON object');
   return body as Record<string, unknown>;
 };
-
-/**
- * `limit` written in decimal digits: `z.coerce.number()` would read `1e2` as 100 and `0x10` as 16 (decision 0474);
- * the same 400 as any other bad limit.
- */
-function decimalLimit(query: Record<string, unknown>): Record<string, unknown> {
-  const { limit } = query;
-  if (typeof limit === 'string' && !/^\d+$/.test(limit))
-    throw badRequest('limit: must be an integer from 1 to 200');
-  return query;
-}
 
 @Controller('v1/applicants')
 @UseGuards(PartnerAuthGuard)
@@ -95,6 +84,13 @@ export class ApplicantsController {
     @Param('externalUserId') id: string,
     @Query() query: Record<string, unknown>,
   ) {
-    return this.applicants.reviewHistory(partner, id, reviewHistoryQuerySchema.parse(decimalLimit(query)));
+    return this.applicants.reviewHistory(
+      partner,
+      id,
+      reviewHistoryQuerySchema.parse(
+        // `1e2` and `0x10` are not 100 and 16 (decision 0474): the same 400 as any other bad limit.
+        refuseNonDecimalNumbers(query, ['limit'], 'must be an integer from 1 to 200'),
+      ),
+    );
   }
 }
