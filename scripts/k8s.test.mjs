@@ -26,8 +26,11 @@ const PARTNER_APIS = ['verification-api', 'custody-api'];
  * value an operator changes, in the overlay's patch of the NetworkPolicy `partner-apis`.
  */
 const INGRESS_NAMESPACE = { dev: 'ingress-nginx', prod: 'ingress-nginx' };
-/** Prometheus scrapes /metrics on every pod's http port, the partner APIs' too (prometheus-scrape). */
-const MONITORING_NAMESPACE = 'monitoring';
+/**
+ * Prometheus scrapes /metrics on every pod's http port, the partner APIs' too (prometheus-scrape): only its server
+ * pods, by the label the Prometheus Operator sets, in the monitoring namespace (decision 0480).
+ */
+const PROMETHEUS_SOURCE = 'namespace monitoring pods {"matchLabels":{"app.kubernetes.io/name":"prometheus"}}';
 /** The two custody processes (same image, API and worker entry points): one chain, the same settings (decision 0453). */
 const CUSTODY_PROCESSES = ['custody-api', 'custody-worker'];
 /** The Secret that holds CHAIN_EVM_RPC_URL (a hosted node's URL carries its API key); prod creates it. */
@@ -291,10 +294,7 @@ for (const overlay of overlays) {
       for (const api of PARTNER_APIS) {
         assert.deepEqual(
           sourcesOfHttpPort(objects, api),
-          [
-            `partner-apis: namespace ${ingressNamespace}`,
-            `prometheus-scrape: namespace ${MONITORING_NAMESPACE}`,
-          ],
+          [`partner-apis: namespace ${ingressNamespace}`, `prometheus-scrape: ${PROMETHEUS_SOURCE}`],
           `${api}: the sources admitted to its http port`,
         );
       }
@@ -399,12 +399,12 @@ for (const overlay of overlays) {
 
     test('each partner API trusts X-Forwarded-For from the Ingress only (TRUSTED_PROXIES set, same value)', () => {
       // TRUSTED_PROXIES is a range of addresses, and any pod with an address in it is believed: it is safe only
-      // while the NetworkPolicies let nothing but named namespaces (the Ingress, Prometheus) open a connection.
+      // while the NetworkPolicies let nothing but named namespaces (the Ingress, Prometheus's pods) open a connection.
       for (const api of PARTNER_APIS) {
         for (const source of sourcesOfHttpPort(objects, api)) {
           assert.match(
             source,
-            /^[\w-]+: namespace [\w-]+$/,
+            /^[\w-]+: namespace [\w-]+( pods \{.+\})?$/,
             `${api}: TRUSTED_PROXIES is believed from ${source}`,
           );
         }
