@@ -1,3 +1,4 @@
+import { countryCodeSchema } from './countries';
 import { pastDateSchema } from './dates';
 import { presentationParamsSchema, ttlDaysBodySchema } from './verification';
 import { z } from 'zod';
@@ -13,7 +14,7 @@ const roles = z
   .min(1, 'must hold at least one role')
   .transform((list) => [...new Set(list)]);
 const email = z.email('must be an email address').max(254);
-const nationality = z.string().regex(/^[A-Z]{2,3}$/, 'must be an ISO 3166 country code');
+const nationality = countryCodeSchema;
 
 /** POST .../ubos (DECISIONS): `{fullName, dateOfBirth, ownershipPercent, roles[], email?, nationality?}`. */
 export const uboCreateSchema = z.object({

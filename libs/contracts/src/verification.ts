@@ -1,3 +1,4 @@
+import { countryCodeSchema } from './countries';
 import { pastDateSchema } from './dates';
 import { z } from 'zod';
 
@@ -192,14 +193,14 @@ export const applicantCreateSchema = z.object({
   legalForm: optionalText,
   incorporationDate: isoDate.optional(),
   registeredAddress: optionalText,
-  country: z.string().trim().min(2).max(3).optional(),
+  country: countryCodeSchema.optional(),
   email: optionalText,
   phone: optionalText,
   firstName: optionalText,
   lastName: optionalText,
   middleName: optionalText,
   dateOfBirth: isoDate.optional(),
-  nationality: z.string().trim().min(2).max(3).optional(),
+  nationality: countryCodeSchema.optional(),
   address: optionalText,
 });
 export type ApplicantCreateInput = z.infer<typeof applicantCreateSchema>;
@@ -210,7 +211,7 @@ export type ApplicantCreateInput = z.infer<typeof applicantCreateSchema>;
  * lock" 3, decision 0436).
  */
 const patchText = z.string().trim().min(1).max(500).nullable().optional();
-const patchCountry = z.string().trim().min(2).max(3).nullable().optional();
+const patchCountry = countryCodeSchema.nullable().optional();
 const patchDate = isoDate.nullable().optional();
 
 /** Body of PATCH /v1/applicants/{externalUserId}/company-info. */
