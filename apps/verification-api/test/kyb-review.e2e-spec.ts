@@ -147,3 +147,104 @@ describe('country codes are ISO 3166-1 alpha-2 or alpha-3 on every path (decisio
     expect((await sdk({ nationality: 'esp' }).expect(200)).body.values).toMatchObject({ nationality: 'ESP' });
   });
 });
+
+describe('externalUserId: what a path can address (decision 0476)', () => {
+  it.each(['acme/eu', 'a?b', 'a#b', '100%', 'a b', 'é/ü', 'a+b;c'])(
+    '%j is created and addressed percent-encoded in the path',
+    async (id) => {
+      await post('/v1/applicants', { externalUserId: id }).expect(201);
+      const path = `/v1/applicants/${encodeURIComponent(id)}`;
+      expect((await send('get', path).expect(200)).body.externalUserId).toBe(id);
+      expect((await send('get', `${path}/status`).expect(200)).body.externalUserId).toBe(id);
+    },
+  );
+
+  it('a company whose id holds a slash is addressed on its UBO routes too', async () => {
+    await post('/v1/applicants', {
+      externalUserId: 'acme/kyb',
+      type: 'company',
+      verificationLevelName: 'KYB_FULL',
+    });
+    const base = `/v1/applicants/${encodeURIComponent('acme/kyb')}`;
+    await patch(`${base}/company-info`, { companyName: 'Acme' }).expect(200);
+    await post(`${base}/ubos`, {
+      fullName: 'A B',
+      dateOfBirth: '1980-01-02',
+      ownershipPercent: 50,
+      roles: ['ubo'],
+    }).expect(201);
+    const spawned = await post(`${base}/ubos/0/spawn-kyc`, {}).expect(201);
+    expect(spawned.body.childExternalUserId).toBe('acme/kyb-ubo-0');
+    expect((await send('get', `${base}/company-structure`).expect(200)).body.counts.spawned).toBe(1);
+  });
+
+  it.each([
+    ['.', 'externalUserId: must not be "." or "..", which URL paths cannot address'],
+    ['..', 'externalUserId: must not be "." or "..", which URL paths cannot address'],
+    ['a\nb', 'externalUserId: must not contain control characters'],
+    ['a\u0007b', 'externalUserId: must not contain control characters'],
+    ['a\u007fb', 'externalUserId: must not contain control characters'],
+    ['a\u0085b', 'externalUserId: must not contain control characters'],
+    [' \t ', 'externalUserId: is required'],
+    ['x'.repeat(201), 'externalUserId: must be at most 200 characters'],
+  ])('%j: 400 with a message naming the problem, nothing created', async (id, message) => {
+    const res = await post('/v1/applicants', { externalUserId: id });
+    expect([res.status, res.body]).toEqual([400, { message }]);
+    const [row] = await h.sql<{ n: string }>(
+      'SELECT count(*) AS n FROM applicants WHERE external_user_id = $1',
+      [id.trim()],
+    );
+    expect(row.n).toBe('0');
+  });
+
+  it('a NUL is refused before the body is read, with 400 {message}', async () => {
+    const res = await h
+      .http()
+      .post('/v1/applicants')
+      .set(h.auth(key))
+      .set('content-type', 'application/json')
+      .send('{"externalUserId":"a\\u0000b"}');
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body)).toEqual(['message']);
+  });
+});
+
+describe('company-structure allChildrenComplete: "every spawned child is terminal" (decision 0476)', () => {
+  const structure = async (id: string) =>
+    (await send('get', `/v1/applicants/${id}/company-structure`).expect(200)).body as {
+      allChildrenComplete: boolean;
+      counts: { total: number; spawned: number };
+    };
+
+  it('true with hasNoUbos and no rows: no spawned child is open', async () => {
+    await post('/v1/applicants', {
+      externalUserId: 'co-none',
+      type: 'company',
+      verificationLevelName: 'KYB_FULL',
+    });
+    await patch('/v1/applicants/co-none/company-structure', { hasNoUbos: true }).expect(200);
+    expect(await structure('co-none')).toMatchObject({
+      allChildrenComplete: true,
+      counts: { total: 0, spawned: 0 },
+    });
+  });
+
+  it('false while a spawned child is open; true again once its row is removed', async () => {
+    await post('/v1/applicants', {
+      externalUserId: 'co-open',
+      type: 'company',
+      verificationLevelName: 'KYB_FULL',
+    });
+    await post('/v1/applicants/co-open/ubos', {
+      fullName: 'Open Owner',
+      dateOfBirth: '1980-01-02',
+      ownershipPercent: 60,
+      roles: ['ubo'],
+    }).expect(201);
+    await post('/v1/applicants/co-open/ubos/0/spawn-kyc', {}).expect(201);
+    expect((await structure('co-open')).allChildrenComplete).toBe(false);
+    await send('get', '/v1/applicants/co-open').expect(200);
+    await h.http().delete('/v1/applicants/co-open/ubos/0').set(h.auth(key)).expect(200);
+    expect(await structure('co-open')).toMatchObject({ allChildrenComplete: true, counts: { spawned: 0 } });
+  });
+});
