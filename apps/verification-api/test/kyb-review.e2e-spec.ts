@@ -248,3 +248,23 @@ describe('company-structure allChildrenComplete: "every spawned child is termina
     expect(await structure('co-open')).toMatchObject({ allChildrenComplete: true, counts: { spawned: 0 } });
   });
 });
+
+describe('KYB endpoints probe (decision 0476)', () => {
+  it.each(['00', '000', '+0', '0.0'])(
+    'uboIndex %j is not the canonical integer: 404 on every UBO route, nothing changed or spawned',
+    async (index) => {
+      const base = `/v1/applicants/co/ubos/${index}`;
+      const notFound = [404, { message: 'UBO row not found' }];
+      const got = await send('get', base);
+      expect([got.status, got.body]).toEqual(notFound);
+      const edited = await patch(base, { fullName: 'Changed Name' });
+      expect([edited.status, edited.body]).toEqual(notFound);
+      const spawned = await post(`${base}/spawn-kyc`, {});
+      expect([spawned.status, spawned.body]).toEqual(notFound);
+      const regenerated = await post(`${base}/regenerate-link`, {});
+      expect([regenerated.status, regenerated.body]).toEqual(notFound);
+      const row = await send('get', '/v1/applicants/co/ubos/0').expect(200);
+      expect(row.body).toMatchObject({ fullName: 'Jane Doe', linkedApplicantId: null });
+    },
+  );
+});
