@@ -166,7 +166,8 @@ describe('company-structure', () => {
         rejected: 0,
         pending: 0,
       },
-      allChildrenComplete: false,
+      // No spawned child is open (decision 0476).
+      allChildrenComplete: true,
       lastChildCompletedAtUtc: null,
     });
   });

@@ -259,7 +259,8 @@ describe('POST /api/v1/sdk/personal-info (field lock)', () => {
       .set(bearer(token))
       .send({ nationality: 'FR' })
       .expect(200);
-    expect(other.body).toEqual({ values: { nationality: 'de' }, lockedFields: ['nationality'] });
+    // The partner's `de` is stored upper case (decision 0476).
+    expect(other.body).toEqual({ values: { nationality: 'DE' }, lockedFields: ['nationality'] });
   });
 
   it('400 {message} for a value that cannot be stored under its key; nothing is saved', async () => {

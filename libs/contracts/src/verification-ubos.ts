@@ -1,3 +1,4 @@
+import { countryCodeSchema } from './countries';
 import { pastDateSchema } from './dates';
 import { presentationParamsSchema, ttlDaysBodySchema } from './verification';
 import { z } from 'zod';
@@ -13,7 +14,7 @@ const roles = z
   .min(1, 'must hold at least one role')
   .transform((list) => [...new Set(list)]);
 const email = z.email('must be an email address').max(254);
-const nationality = z.string().regex(/^[A-Z]{2,3}$/, 'must be an ISO 3166 country code');
+const nationality = countryCodeSchema;
 
 /** POST .../ubos (DECISIONS): `{fullName, dateOfBirth, ownershipPercent, roles[], email?, nationality?}`. */
 export const uboCreateSchema = z.object({
@@ -56,9 +57,12 @@ export const linkBodySchema = z.object({
   levelName: z.string().min(1).optional(),
 });
 
-/** A path's uboIndex: a non-negative integer, else the row does not exist (404). */
+/**
+ * A path's uboIndex: a non-negative integer written as the row's own `uboIndex` (`0`, `12`), else the row does
+ * not exist (404). Leading zeros (`00`, `01`) are not another spelling of a row (decision 0476).
+ */
 export const parseUboIndex = (raw: string): number | undefined =>
-  /^\d{1,9}$/.test(raw) ? Number(raw) : undefined;
+  /^(0|[1-9]\d{0,8})$/.test(raw) ? Number(raw) : undefined;
 
 /** The whole spawn-kyc / regenerate-link body as documented: linkBodySchema plus the presentation fields. */
 export const linkRequestSchema = linkBodySchema.extend(presentationParamsSchema.shape);

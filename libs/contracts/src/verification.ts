@@ -1,3 +1,4 @@
+import { countryCodeSchema } from './countries';
 import { pastDateSchema } from './dates';
 import { z } from 'zod';
 
@@ -178,13 +179,22 @@ export type LevelCreateInput = z.infer<typeof levelCreateSchema>;
 export const levelPatchSchema = z.object(levelFields).partial().strict();
 export type LevelPatchInput = z.infer<typeof levelPatchSchema>;
 
-/** Body of POST /v1/applicants. Unknown fields are ignored (the level decides what is kept). */
+/**
+ * Body of POST /v1/applicants. Unknown fields are ignored (the level decides what is kept). An externalUserId
+ * may hold any printable character: `/`, `?`, `#`, `%` and spaces are addressed percent-encoded in the path
+ * (`a%2Fb`, as the client SDK's fillPath does). Control characters and the dot segments `.` and `..` (which URL
+ * parsers resolve away before the request leaves the client) are refused (decision 0476).
+ */
 export const applicantCreateSchema = z.object({
   externalUserId: z
     .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
     .trim()
     .min(1, 'is required')
-    .max(200, 'must be at most 200 characters'),
+    .max(200, 'must be at most 200 characters')
+    .refine((id) => !/\p{Cc}/u.test(id), 'must not contain control characters')
+    .refine((id) => id !== '.' && id !== '..', {
+      error: 'must not be "." or "..", which URL paths cannot address',
+    }),
   type: z.enum(['individual', 'company']).default('individual'),
   verificationLevelName: z.string().min(1).max(64).optional(),
   companyName: optionalText,
@@ -192,14 +202,14 @@ export const applicantCreateSchema = z.object({
   legalForm: optionalText,
   incorporationDate: isoDate.optional(),
   registeredAddress: optionalText,
-  country: z.string().trim().min(2).max(3).optional(),
+  country: countryCodeSchema.optional(),
   email: optionalText,
   phone: optionalText,
   firstName: optionalText,
   lastName: optionalText,
   middleName: optionalText,
   dateOfBirth: isoDate.optional(),
-  nationality: z.string().trim().min(2).max(3).optional(),
+  nationality: countryCodeSchema.optional(),
   address: optionalText,
 });
 export type ApplicantCreateInput = z.infer<typeof applicantCreateSchema>;
@@ -210,7 +220,7 @@ export type ApplicantCreateInput = z.infer<typeof applicantCreateSchema>;
  * lock" 3, decision 0436).
  */
 const patchText = z.string().trim().min(1).max(500).nullable().optional();
-const patchCountry = z.string().trim().min(2).max(3).nullable().optional();
+const patchCountry = countryCodeSchema.nullable().optional();
 const patchDate = isoDate.nullable().optional();
 
 /** Body of PATCH /v1/applicants/{externalUserId}/company-info. */

@@ -241,7 +241,10 @@ export class ApplicantsService {
         rejected: s.rejected,
         pending: s.pending,
       },
-      allChildrenComplete: s.spawned > 0 && s.pending === 0,
+      // Contract: the parent is closed once every spawned child is terminal. True when no live spawned child is
+      // open, also when none was spawned (decision 0476): the same condition under which the company's own
+      // verdict is not held for its children (decision 0443). counts.total/spawned tell whether any row exists.
+      allChildrenComplete: s.pending === 0,
       lastChildCompletedAtUtc: iso(s.lastChildCompletedAt),
     };
   }

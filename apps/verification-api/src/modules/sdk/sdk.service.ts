@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   COMPANY_DATA_BASELINE,
+  COUNTRY_CODE_MESSAGE,
+  isCountryCode,
   isPastDate,
   PAST_DATE_MESSAGE,
   PERSONAL_INFO_BASELINE,
@@ -59,7 +61,7 @@ function checkValue(key: string, value: string | null): { value: string | null }
   const text = value.trim();
   if (text === '') return { value: null };
   if (DATE_KEYS.has(key) && !isPastDate(text)) return { error: PAST_DATE_MESSAGE };
-  if (COUNTRY_KEYS.has(key) && !/^[A-Za-z]{2,3}$/.test(text)) return { error: 'must be a country code' };
+  if (COUNTRY_KEYS.has(key) && !isCountryCode(text)) return { error: COUNTRY_CODE_MESSAGE };
   if (key === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text))
     return { error: 'must be an email address' };
   return { value: COUNTRY_KEYS.has(key) ? text.toUpperCase() : text };
