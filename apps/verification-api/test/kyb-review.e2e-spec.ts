@@ -268,3 +268,33 @@ describe('KYB endpoints probe (decision 0476)', () => {
     },
   );
 });
+
+describe('request bodies are JSON (decision 0481)', () => {
+  const NOT_JSON = [415, { message: 'Request bodies must be JSON: send Content-Type: application/json' }];
+  const raw = (method: 'post' | 'patch', path: string, type: string, body: string) =>
+    h.http()[method](path).set(h.auth(key)).set('content-type', type).send(body);
+
+  it.each(['application/x-www-form-urlencoded', 'text/plain'])(
+    'a %s body is 415 and not acted on: the row keeps its name, no child is spawned',
+    async (type) => {
+      const edited = await raw('patch', '/v1/applicants/co/ubos/0', type, 'fullName=Form%20Name');
+      expect([edited.status, edited.body]).toEqual(NOT_JSON);
+      const spawned = await raw('post', '/v1/applicants/co/ubos/0/spawn-kyc', type, 'ttlDays=3');
+      expect([spawned.status, spawned.body]).toEqual(NOT_JSON);
+      const created = await raw('post', '/v1/applicants', type, 'externalUserId=form-made');
+      expect([created.status, created.body]).toEqual(NOT_JSON);
+      const row = await send('get', '/v1/applicants/co/ubos/0').expect(200);
+      expect(row.body).toMatchObject({ fullName: 'Jane Doe', linkedApplicantId: null });
+      await send('get', '/v1/applicants/form-made').expect(404);
+    },
+  );
+
+  it('a bodiless POST with a form Content-Type is taken as an empty body', async () => {
+    const res = await h
+      .http()
+      .post('/v1/applicants/co/ubos/0/regenerate-link')
+      .set(h.auth(key))
+      .set('content-type', 'application/x-www-form-urlencoded');
+    expect(res.status).not.toBe(415);
+  });
+});

@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { normalizeError } from './exception-filters';
 import { refuseUnstorableInput } from './input-edge';
+import { refuseDefaultParsedNonJson } from './json-bodies';
 import { recordRoutes } from './route-table';
 import { Logger } from 'nestjs-pino';
 import { bindRequestLogger, logRequests, NestLogger, requestIdFor } from './logging';
@@ -105,6 +106,7 @@ export async function configureApp(
   // Security headers for a JSON API (docs/decisions/0012): nothing here is meant to be framed or run as a page.
   addSecurityHeaders(fastify, securityHeaderValues());
   refuseUnstorableInput(fastify);
+  refuseDefaultParsedNonJson(fastify);
   bindRequestLogger(fastify, app.get(ROOT_LOGGER));
   if (platform.env.LOG_REQUESTS) logRequests(fastify, app.get(ROOT_LOGGER), platform.secretPath);
   app.get(MetricsService).instrument(fastify);

@@ -30,6 +30,7 @@ export * from './ttl-cache';
 export * from './retention-pass';
 export * from './cache-invalidation';
 export * from './input-edge';
+export * from './json-bodies';
 export * from './query-numbers';
 export * from './route-table';
 export * from './openapi-docs.controller';

@@ -20,6 +20,7 @@ import {
   forbidden,
   HealthController,
   MetricsController,
+  notJson,
   REQUEST_REDIS,
   RedisKeys,
   TooManyRequestsException,
@@ -33,7 +34,7 @@ import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { TenantsService } from '../tenants/tenants.service';
 import { INVALID_KEY_OR_SIGNATURE, signatureChecks } from './credential-check';
-import { carriesNonJsonBody, notJson } from './json-body';
+import { carriesNonJsonBody } from './json-body';
 
 const WINDOW = { windowSeconds: 60, segments: 4 };
 const DRIFT_SECONDS = 30;
