@@ -1,5 +1,7 @@
 /** The SDK API client. The session token lives only in this module's memory: never in a URL or storage. */
 
+import { SDK_ERROR_CODES, type SdkErrorCode } from '@tessera/contracts/src/sdk-error-codes';
+
 export interface Presentation {
   lang?: string;
   theme?: 'light' | 'dark' | 'system';
@@ -64,10 +66,12 @@ export interface Resource extends StoredUpload {
 }
 
 /**
- * The SDK API's machine-readable reasons (its `X-Error-Code` header, decision 0458; the server's
- * SDK_ERROR_CODES in libs/contracts): the page tells refusals apart by these, never by the English message.
+ * The SDK API's machine-readable reasons (its `X-Error-Code` header, decision 0458): the page tells refusals
+ * apart by these, never by the English message. Bundled from libs/contracts, the list the server sends from
+ * (decision 0479), so the two cannot drift.
  */
-export type ApiErrorCode = 'verification_submitted' | 'upload_limit' | 'upload_expired';
+export { SDK_ERROR_CODES };
+export type ApiErrorCode = SdkErrorCode;
 
 export class ApiError extends Error {
   constructor(
@@ -159,7 +163,7 @@ export async function upload(
   try {
     return await send();
   } catch (error) {
-    if (!(error instanceof ApiError && error.is('upload_expired'))) throw error;
+    if (!(error instanceof ApiError && error.is(SDK_ERROR_CODES.uploadExpired))) throw error;
     return send();
   }
 }

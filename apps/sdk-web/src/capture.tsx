@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type Resource, type StoredUpload, upload } from './api';
+import { ApiError, type Resource, SDK_ERROR_CODES, type StoredUpload, upload } from './api';
 import type { Translate } from './i18n';
 
 export const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/heic', 'image/webp'];
@@ -32,10 +32,10 @@ export function uploadError(t: Translate, error: unknown, types: string[], limit
   if (error instanceof ApiError) {
     if (error.status === 415) return t('fileTypeRefused', { types: typeNames(types) });
     if (error.status === 413) return t('fileTooLarge', { size: sizeName(limit) });
-    if (error.is('upload_limit')) return t('uploadLimit');
+    if (error.is(SDK_ERROR_CODES.uploadLimit)) return t('uploadLimit');
     // Already sent again once by `upload`: it expired twice.
-    if (error.is('upload_expired')) return t('uploadExpired');
-    if (error.is('verification_submitted')) return t('errorAlreadySubmitted');
+    if (error.is(SDK_ERROR_CODES.uploadExpired)) return t('uploadExpired');
+    if (error.is(SDK_ERROR_CODES.verificationSubmitted)) return t('errorAlreadySubmitted');
     if (error.status === 0) return t('errorNetwork');
   }
   return t('uploadFailed');

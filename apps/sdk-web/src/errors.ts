@@ -1,4 +1,4 @@
-import { ApiError, type Question } from './api';
+import { ApiError, type Question, SDK_ERROR_CODES } from './api';
 import { readable } from './forms';
 import { fieldLabel, hasMessage, type MessageKey, type Translate } from './i18n';
 
@@ -65,7 +65,7 @@ export function screenError(t: Translate, error: unknown, questions: Question[] 
     return { message: t('fieldInvalid', { field: label(field), reason: t(why) }), field };
   }
   if (error.status === 409) {
-    if (error.is('verification_submitted')) return { message: t('errorAlreadySubmitted') };
+    if (error.is(SDK_ERROR_CODES.verificationSubmitted)) return { message: t('errorAlreadySubmitted') };
     const missing = /^\w+ is incomplete: (.+) is missing$/.exec(error.message);
     if (missing) return { message: t('missingItem', { item: label(missing[1]) }), field: missing[1] };
     const step = /^Step (\w+) is not submitted yet$/.exec(error.message);

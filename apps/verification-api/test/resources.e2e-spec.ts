@@ -320,6 +320,26 @@ describe('partner resources', () => {
     expect(none.body).toEqual({ message: expect.any(String) });
   });
 
+  it('If-Range: the range is served while it names the ETag or Last-Modified, the whole file (200) otherwise (decision 0479)', async () => {
+    const videos = (
+      await partner(a.key, `/v1/applicants/${a.externalUserId}/resources?kind=video`).expect(200)
+    ).body;
+    const path = `/v1/applicants/${a.externalUserId}/resources/${videos.items[0].id}`;
+    const head = await h.http().head(path).set(h.auth(a.key)).expect(200);
+    const ranged = (ifRange: string) =>
+      partner(a.key, path).set('range', 'bytes=10-109').set('if-range', ifRange).buffer(true).parse(collect);
+    for (const validator of [head.headers.etag as string, head.headers['last-modified'] as string]) {
+      const part = await ranged(validator).expect(206);
+      expect(binary(part).equals(MP4.subarray(10, 110))).toBe(true);
+    }
+    for (const other of [`"${sha(PNG)}"`, `W/${head.headers.etag}`, 'Thu, 01 Jan 2004 00:00:00 GMT']) {
+      const whole = await ranged(other).expect(200);
+      expect(whole.headers['content-range']).toBeUndefined();
+      expect(whole.headers['content-length']).toBe(String(MP4.length));
+      expect(binary(whole).equals(MP4)).toBe(true);
+    }
+  });
+
   it('404 for a forged id, an id of another applicant and of another product; 403 for another product’s applicant', async () => {
     const path = (user: string, id: string) => `/v1/applicants/${user}/resources/${id}`;
     const forged = second.id.slice(0, -1) + (second.id.endsWith('a') ? 'b' : 'a');

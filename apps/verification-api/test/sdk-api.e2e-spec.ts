@@ -1,5 +1,5 @@
 import { SecretBox, signSdkToken } from '@tessera/auth';
-import { LogCapture, TEST_ADMIN_TOKEN, TEST_MASTER_KEY } from '@tessera/testing';
+import { LogCapture, mediaFixture, TEST_ADMIN_TOKEN, TEST_MASTER_KEY } from '@tessera/testing';
 import { Client } from 'pg';
 import { CHECKS_CHANNEL } from '../src/modules/checks/checks-channel';
 import { SessionContexts } from '../src/modules/sessions/session-contexts';
@@ -589,6 +589,21 @@ describe('questionnaires', () => {
     expect((await answer({ purpose: '  ' })).body).toEqual({ answers: { note: 'hi' }, missing: ['purpose'] });
     const session2 = await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(200);
     expect(session2.body.questionnaire).toMatchObject({ answers: { note: 'hi' }, missing: ['purpose'] });
+  });
+});
+
+describe('a 503 tells the client when to retry (decision 0479)', () => {
+  it('an upload while media storage is not configured (no INTERNAL_SERVICE_TOKEN here): 503 {message}, Retry-After: 1', async () => {
+    const { token } = await session('unavailable-1', 'DOCS');
+    const res = await h
+      .http()
+      .post('/api/v1/sdk/uploads/selfie')
+      .set(bearer(token))
+      .attach('file', mediaFixture('tiny.jpg'), 'selfie.jpg')
+      .expect(503);
+    expect(res.body).toEqual({ message: 'Media storage is not configured' });
+    expect(res.headers['retry-after']).toBe('1');
+    expect(res.headers['x-error-code']).toBeUndefined();
   });
 });
 

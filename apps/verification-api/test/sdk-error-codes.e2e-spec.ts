@@ -3,6 +3,9 @@
  * 0458), and the page explains them from that header, never from the English message. Against the real app
  * and media-store; the page in a real browser (Debian's chromium through playwright-core).
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SDK_ERROR_CODES } from '@tessera/contracts';
 import { mediaFixture as fixture } from '@tessera/testing';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, linkMaker, startPageApp } from './browser';
@@ -77,6 +80,23 @@ describe('X-Error-Code on the SDK API', () => {
 });
 
 describe('the page', () => {
+  it('takes the codes from libs/contracts, the list the server sends: no copy of one in its sources (decision 0479)', () => {
+    const web = join(__dirname, '../../sdk-web');
+    const sources = readdirSync(join(web, 'src'))
+      .filter((name) => /\.tsx?$/.test(name))
+      .map((name) => readFileSync(join(web, 'src', name), 'utf8'))
+      .join('\n');
+    expect(sources).toContain("from '@tessera/contracts/src/sdk-error-codes'");
+    const bundle = readdirSync(join(web, 'dist/assets'))
+      .filter((name) => name.endsWith('.js'))
+      .map((name) => readFileSync(join(web, 'dist/assets', name), 'utf8'))
+      .join('\n');
+    for (const code of Object.values(SDK_ERROR_CODES)) {
+      expect(sources).not.toMatch(new RegExp(`['"]${code}['"]`));
+      expect(bundle).toContain(code);
+    }
+  });
+
   /** Serves the SDK API's real answers with their message reworded: only the status and headers stay. */
   async function rewordErrors(page: Page) {
     await page.route('**/api/v1/sdk/**', async (route) => {

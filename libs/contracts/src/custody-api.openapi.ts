@@ -394,7 +394,7 @@ export function buildCustodyApiDocument(extraRoutes: RouteSpec[] = []): Record<s
       '',
       'Every partner call is signed: `X-API-Key` (`ck_live_…` or `ck_test_…`), `X-Timestamp` (Unix seconds, or 13-digit milliseconds, within 30 s of server time) and `X-Signature` = lowercase hex HMAC-SHA256(secret, timestamp + METHOD + pathWithQuery + rawBody). The three headers go together; a (key, timestamp, signature) tuple is single-use for 60 s, so a retry is re-signed.',
       '',
-      'Errors are `{message, errors?}` (`errors` only for field problems); a 429 has an empty body and an integer `Retry-After`. A 503 means a dependency (Postgres, Redis) is away: it carries no `Retry-After`; retry with back-off and the same `Idempotency-Key`.',
+      'Errors are `{message, errors?}` (`errors` only for field problems); a 429 has an empty body and an integer `Retry-After`. A 503 means a dependency (Postgres, Redis) is away: it carries `Retry-After: 1`, the first step; retry with back-off and the same `Idempotency-Key`.',
       '',
       'The operator API (`/admin`, tag `operator`) takes `Authorization: Bearer $ADMIN_TOKEN` and is off (404) when ADMIN_TOKEN is unset.',
     ].join('\n'),

@@ -121,19 +121,4 @@ export const STEP_MEDIA_SLOTS: Record<string, readonly string[]> = {
   company_documents: ['company_doc'],
 };
 
-/**
- * Machine-readable reasons of the hosted SDK API's refusals and failures, sent as the `X-Error-Code` header
- * beside the contract's `{message}` body (decisions 0458, 0469), so the page never reads the English message.
- */
-export const SDK_ERROR_CODES = {
-  /** 409: the verification was submitted (or closed) before this write reached the database. */
-  verificationSubmitted: 'verification_submitted',
-  /** 409: the upload's slot holds MEDIA_MAX_UPLOADS_PER_SLOT uploads already (decision 0446). */
-  uploadLimit: 'upload_limit',
-  /**
-   * 503 of an upload (with `Retry-After: 0`): its stored bytes expired before it was recorded (swept, or the
-   * body outlasted MEDIA_STAGED_TTL_SECONDS; decisions 0460, 0464). Nothing is recorded; send the same file
-   * again now (decision 0469).
-   */
-  uploadExpired: 'upload_expired',
-} as const;
+export { SDK_ERROR_CODES, type SdkErrorCode } from './sdk-error-codes';

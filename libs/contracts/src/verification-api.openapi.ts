@@ -72,9 +72,10 @@ const RESPONSES: Record<string, ResponseSpec> = {
         required: false,
       },
       'Retry-After': {
-        description: 'With `upload_expired`: `0`, the file can be sent again at once',
+        description:
+          'With `upload_expired`: `0`, the file can be sent again at once; on any other 503 `1`, the first step of the back-off',
         schema: { type: 'integer', minimum: 0 },
-        required: false,
+        required: true,
       },
     },
   ),
@@ -92,7 +93,13 @@ const RESPONSES: Record<string, ResponseSpec> = {
   }),
   ServerError: fail('Unexpected server error; idempotent requests may be retried after a pause'),
   BadGateway: fail('Transient infrastructure error: back off about 1, 2, 4, 8 s, capped near 30 s'),
-  ServiceUnavailable: fail('Transient infrastructure error: back off about 1, 2, 4, 8 s, capped near 30 s'),
+  ServiceUnavailable: fail('Transient infrastructure error: back off about 1, 2, 4, 8 s, capped near 30 s', {
+    'Retry-After': {
+      description: 'Seconds before the first retry (`1`); back off from there',
+      schema: { type: 'integer', minimum: 0 },
+      required: true,
+    },
+  }),
   GatewayTimeout: fail('Transient infrastructure error: back off about 1, 2, 4, 8 s, capped near 30 s'),
 };
 

@@ -59,6 +59,29 @@ describe.each([
     expect(await answerTo(filter, plain)).toMatchObject({ status: 502, code: null, retryAfter: null });
   });
 
+  it('gives every 503 that names none Retry-After: 1 (decision 0479), and no other status one', async () => {
+    const cases: unknown[] = [
+      new AppException(503, 'Media storage is not configured'),
+      withCode(new Error('connect ECONNREFUSED 10.0.0.7:5432'), 'ECONNREFUSED'),
+      withCode(new Error('terminating connection due to administrator command'), '57P01'),
+      Object.assign(new Error('Reached the max retries per request limit'), {
+        name: 'MaxRetriesPerRequestError',
+      }),
+    ];
+    for (const thrown of cases) {
+      expect(await answerTo(filter, thrown)).toMatchObject({ status: 503, retryAfter: '1' });
+    }
+    const others: unknown[] = [
+      new AppException(502, 'Media storage is unavailable'),
+      new AppException(500, 'boom'),
+      new AppException(409, 'Conflict'),
+      new Error('boom'),
+    ];
+    for (const thrown of others) {
+      expect(await answerTo(filter, thrown)).toMatchObject({ retryAfter: null });
+    }
+  });
+
   it('never sends the code of anything else thrown: a 5xx keeps its internals', async () => {
     const cases: [unknown, number][] = [
       [withCode(new Error('connect ECONNREFUSED 10.0.0.7:5432'), 'ECONNREFUSED'), 503],

@@ -89,6 +89,13 @@ const CONFLICT: NormalizedError = {
   message: 'The request conflicts with a concurrent change; read the resource again',
 };
 
+/**
+ * `Retry-After` of a 503 that names none (a dependency away, the page not built): the contracts tell clients to
+ * back off and retry a 503, and one second is the first step of the verification contract's back-off
+ * (decision 0479). A 503 that sets its own (the SDK upload's `upload_expired`, `0`: decision 0469) keeps it.
+ */
+export const DEFAULT_RETRY_AFTER_SECONDS = 1;
+
 const UNAVAILABLE: NormalizedError = {
   status: 503,
   message: 'Service temporarily unavailable; retry with back-off',
@@ -178,7 +185,9 @@ abstract class BaseFilter implements ExceptionFilter {
       this.logger.error({ err: exception, requestId: request.id }, 'request failed');
     }
     reply.header('x-request-id', request.id);
-    if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+    const retryAfter =
+      error.retryAfterSeconds ?? (error.status === 503 ? DEFAULT_RETRY_AFTER_SECONDS : undefined);
+    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
     if (error.code) reply.header('x-error-code', error.code);
     const body = this.body(error);
     if (body === undefined) {

@@ -18,7 +18,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { resourceKeySchema, stagedTicketSchema, uploadTargetSchema } from './dto';
 import { InternalAuthGuard } from './internal-auth.guard';
 import { ResourcesService, type UploadTarget } from './resources.service';
-import { parseRange } from './upload-meter';
+import { ifRangeHolds, parseRange } from './upload-meter';
 
 /**
  * The upload a route names: `{enrollmentId}/{slot}` from the path, the owner (`productId`, `applicantId`) and the
@@ -108,12 +108,17 @@ export class ResourcesController {
       resourceKeySchema.parse({ ...query, ...params }),
     );
     const size = resource.sizeBytes;
+    const etag = `"${resource.sha256}"`;
+    const lastModified = new Date(resource.addedAtUtc).toUTCString();
     reply
       .header('content-type', resource.mime)
       .header('accept-ranges', 'bytes')
-      .header('etag', `"${resource.sha256}"`)
-      .header('last-modified', new Date(resource.addedAtUtc).toUTCString());
-    const range = parseRange(request.headers.range, size);
+      .header('etag', etag)
+      .header('last-modified', lastModified);
+    const ifRange = request.headers['if-range'];
+    const range = ifRangeHolds(typeof ifRange === 'string' ? ifRange : undefined, { etag, lastModified })
+      ? parseRange(request.headers.range, size)
+      : undefined;
     if (range === 'unsatisfiable') {
       await reply.status(416).header('content-range', `bytes */${size}`).header('content-length', 0).send();
       return;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { parseRange, TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
+import { ifRangeHolds, parseRange, TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
 
 // A PNG signature and IHDR chunk start: enough for file-type to say image/png.
 const PNG_HEAD = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
@@ -90,5 +90,19 @@ describe('parseRange', () => {
     for (const header of [undefined, 'bytes=5-1', 'items=0-1', 'bytes=0-1,5-6', 'bytes=-']) {
       expect(parseRange(header, 100)).toBeUndefined();
     }
+  });
+});
+
+describe('ifRangeHolds', () => {
+  const validators = { etag: '"abc"', lastModified: 'Sat, 28 Nov 2026 13:00:00 GMT' };
+  it('holds without If-Range, or when it names the ETag or the Last-Modified date exactly', () => {
+    expect(ifRangeHolds(undefined, validators)).toBe(true);
+    expect(ifRangeHolds('"abc"', validators)).toBe(true);
+    expect(ifRangeHolds('Sat, 28 Nov 2026 13:00:00 GMT', validators)).toBe(true);
+  });
+  it('fails for another ETag, a weak one, or another date', () => {
+    expect(ifRangeHolds('"abd"', validators)).toBe(false);
+    expect(ifRangeHolds('W/"abc"', validators)).toBe(false);
+    expect(ifRangeHolds('Sat, 28 Nov 2026 13:00:01 GMT', validators)).toBe(false);
   });
 });

@@ -86,6 +86,21 @@ async function sniff(head: Buffer): Promise<FileTypeResult | undefined> {
 }
 
 /** One `Range: bytes=…` against a blob of `size` bytes (RFC 9110): absent or not a single byte range → full. */
+/**
+ * Whether a request's `If-Range` lets its Range be served (RFC 9110 §13.1.5): absent, or naming the
+ * representation exactly, by its strong ETag or by its Last-Modified date. Otherwise the Range is ignored and
+ * the whole file goes out (200), so a client resuming with a validator of other bytes never splices a range
+ * onto them. An upload's bytes never change, so a match is the ordinary case.
+ */
+export function ifRangeHolds(
+  ifRange: string | undefined,
+  validators: { etag: string; lastModified: string },
+): boolean {
+  if (ifRange === undefined) return true;
+  const value = ifRange.trim();
+  return value.startsWith('"') ? value === validators.etag : value === validators.lastModified;
+}
+
 export function parseRange(
   header: string | undefined,
   size: number,

@@ -5,11 +5,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
 import type { PartnerContext } from '../products/products.service';
 import { SdkAuthGuard, SdkSession } from '../sessions/sdk-auth.guard';
-import type { MediaBytes } from './resources.repository';
+import type { MediaBytes, RangeHeaders } from './resources.repository';
 import { ResourcesService } from './resources.service';
 
-const rangeOf = (request: FastifyRequest): string | undefined =>
-  typeof request.headers.range === 'string' ? request.headers.range : undefined;
+function rangeOf(request: FastifyRequest): RangeHeaders {
+  const { range, 'if-range': ifRange } = request.headers;
+  const headers: RangeHeaders = {};
+  if (typeof range === 'string') headers.range = range;
+  if (typeof ifRange === 'string') headers['if-range'] = ifRange;
+  return headers;
+}
 
 async function relay(reply: FastifyReply, bytes: MediaBytes): Promise<void> {
   reply

@@ -59,6 +59,12 @@ export interface StagedUpload {
 
 const stagedReplySchema = z.object({ ticket: z.string() });
 
+/**
+ * The partner's `Range` and `If-Range`, passed through to media-store, which serves the range only while
+ * `If-Range` (when sent) names the upload's ETag or Last-Modified (RFC 9110 §13.1.5; decision 0479).
+ */
+export type RangeHeaders = Partial<Record<'range' | 'if-range', string>>;
+
 export interface MediaBytes {
   status: number;
   headers: Record<string, string>;
@@ -94,13 +100,13 @@ export class ResourcesRepository implements OnModuleDestroy {
     return (await this.rpc.send(MEDIA_RPC.LIST, request, mediaListReplySchema)).items;
   }
 
-  /** GET or HEAD of one upload's bytes, with the partner's Range passed through. */
-  async open(key: MediaKey, method: 'GET' | 'HEAD', range?: string): Promise<MediaBytes> {
+  /** GET or HEAD of one upload's bytes, with the partner's Range and If-Range passed through. */
+  async open(key: MediaKey, method: 'GET' | 'HEAD', range: RangeHeaders = {}): Promise<MediaBytes> {
     const url = this.url(`${key.enrollmentId}/${key.slot}/${key.seq}`, {
       productId: key.productId,
       applicantId: key.applicantId,
     });
-    const response = await this.send(url, method, range ? { range } : {});
+    const response = await this.send(url, method, range.range ? range : {});
     const headers: Record<string, string> = {};
     for (const name of RELAYED) {
       const value = response.headers[name];

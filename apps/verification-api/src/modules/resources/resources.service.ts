@@ -22,7 +22,12 @@ import { lockOpenSession, verificationSubmitted } from '../sessions/open-session
 import { SessionContexts } from '../sessions/session-contexts';
 import { recordUpload } from './enrollment-uploads';
 import { FileRelay } from './file-relay';
-import { type MediaBytes, ResourcesRepository, type StagedUpload } from './resources.repository';
+import {
+  type MediaBytes,
+  type RangeHeaders,
+  ResourcesRepository,
+  type StagedUpload,
+} from './resources.repository';
 
 /** The contract's resource metadata plus the size and sha256 that media-store measured. */
 export type ResourceMetadata = PartnerResourceMetadata & { sizeBytes: number; sha256: string };
@@ -113,13 +118,13 @@ export class ResourcesService {
     return { items: rows, totalItems: rows.length };
   }
 
-  /** GET or HEAD /v1/applicants/{externalUserId}/resources/{resourceId}, one Range passed through. */
+  /** GET or HEAD /v1/applicants/{externalUserId}/resources/{resourceId}, one Range (and If-Range) passed through. */
   async partnerBytes(
     partner: PartnerContext,
     externalUserId: string,
     resourceId: string,
     method: 'GET' | 'HEAD',
-    range?: string,
+    range?: RangeHeaders,
   ): Promise<MediaBytes> {
     const applicant = await this.applicants.resolve(partner, externalUserId);
     return this.bytes(partner.productId, applicant.id, resourceId, method, range);
@@ -200,7 +205,7 @@ export class ResourcesService {
     applicantId: string,
     resourceId: string,
     method: 'GET' | 'HEAD',
-    range?: string,
+    range?: RangeHeaders,
   ): Promise<MediaBytes> {
     const parts = verifyResourceId(resourceId, { productId, applicantId }, this.idKey);
     const slot = parts && slotForCode(parts.slotLetter);
