@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { withTimeout } from './redis';
 
 /**
  * How long a process being started waits for Redis and Postgres to answer before it gives up (decision 0470): a
@@ -26,7 +27,12 @@ export function serviceAddress(url: string): string {
   return `${parsed.protocol}//${parsed.hostname}:${port}${parsed.protocol.startsWith('postgres') ? parsed.pathname : ''}`;
 }
 
-/** One connection and one PING; rejects with the connection's own error (ECONNREFUSED, NOAUTH, a timeout). */
+/**
+ * One connection and one PING within `timeoutMs`; rejects with the connection's own error (ECONNREFUSED, NOAUTH,
+ * a connect timeout), or says that nothing answered: a Redis that accepts the connection and never replies (hung,
+ * or something else on its port) fails the check like an unreachable one (decision 0478). ioredis's
+ * connectTimeout ends when the socket connects, and its commands have no timeout of their own.
+ */
 async function pingRedis(url: string, timeoutMs: number): Promise<void> {
   let connectionError: Error | undefined;
   const redis = new Redis(url, {
@@ -39,10 +45,15 @@ async function pingRedis(url: string, timeoutMs: number): Promise<void> {
   });
   redis.on('error', (err: Error) => (connectionError ??= err));
   try {
-    await redis.connect();
-    await redis.ping();
-  } catch (err) {
-    throw connectionError ?? err;
+    // Bounded here: a disconnect does not end a connection still waiting for its first reply (it waits for the
+    // server to close its side), so the check gives up on it rather than waiting.
+    await withTimeout(
+      redis.connect().then(() => redis.ping()),
+      timeoutMs,
+      'the connection and its PING',
+    ).catch((err: Error) => {
+      throw connectionError ?? err;
+    });
   } finally {
     redis.disconnect();
   }

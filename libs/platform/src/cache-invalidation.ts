@@ -9,7 +9,7 @@ import {
 import type Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { createRedis, RedisKeys, withTimeout } from './redis';
+import { closeConnection, createRedis, RedisKeys, withTimeout } from './redis';
 import { PLATFORM_OPTIONS, type PlatformOptions, REDIS } from './tokens';
 import { type CacheInvalidation, TtlCache } from './ttl-cache';
 
@@ -75,8 +75,7 @@ export class CacheInvalidationService implements OnModuleInit, OnApplicationShut
     const subscriber = this.subscriber;
     this.subscriber = null;
     if (!subscriber) return;
-    if (subscriber.status === 'ready') await subscriber.quit().catch(() => subscriber.disconnect());
-    else subscriber.disconnect();
+    await closeConnection(subscriber);
   }
 
   /**

@@ -28,7 +28,7 @@ import {
   Worker,
 } from 'bullmq';
 import type Redis from 'ioredis';
-import { bullPrefix, connectionErrorLog, isConnectionError, isUnreachable } from './redis';
+import { bullPrefix, connectionErrorLog, isConnectionError, probeUnreachable } from './redis';
 import { PLATFORM_OPTIONS, REDIS, type PlatformOptions } from './tokens';
 
 const PROCESS_JOB = Symbol('tessera:process-job');
@@ -160,10 +160,10 @@ export class JobQueues implements OnModuleDestroy {
 
   /**
    * Closes the queues. They share the service's connection, so closing one sends nothing; while Redis is away
-   * (decision 0470) they are not first waited for, since they would not finish connecting.
+   * (decision 0470), or hangs (decision 0478), they are not first waited for, since they would not finish connecting.
    */
   async onModuleDestroy(): Promise<void> {
-    const away = isUnreachable(this.redis);
+    const away = await probeUnreachable(this.redis);
     await Promise.all([...this.queues.values()].map((q) => (away ? q.close() : closeWhenConnected(q))));
   }
 }
@@ -278,9 +278,10 @@ export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
    * QUIT would wait for Redis to come back. The workers then wait for the processors running here to finish, and
    * are closed with `force`, which disconnects without waiting. A job whose completion could not be recorded is
    * still active in Redis: once its lock expires, it runs again on another worker (the consumers are idempotent).
+   * A Redis that holds the connection without answering counts as away (probeUnreachable, decision 0478).
    */
   async onModuleDestroy(): Promise<void> {
-    if (isUnreachable(this.redis)) {
+    if (await probeUnreachable(this.redis)) {
       await Promise.allSettled([...this.running]);
       await Promise.all(this.workers.map((w) => w.close(true)));
       return;

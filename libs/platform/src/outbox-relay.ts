@@ -22,7 +22,7 @@ import { outboxChannel, registerLocalOutboxRelay } from './outbox-wake';
 import { PacedTask } from './paced-task';
 import { pgPool } from './prepared';
 import { RetentionPass } from './retention-pass';
-import { isUnreachable } from './redis';
+import { isUnreachable, probeUnreachable } from './redis';
 import { PLATFORM_OPTIONS, REDIS, type PlatformOptions } from './tokens';
 
 export interface OutboxRelayOptions {
@@ -333,7 +333,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
    */
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (isUnreachable(this.redis)) this.abandon.abort();
+    if (await probeUnreachable(this.redis)) this.abandon.abort();
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
     await Promise.all([this.passes.stop(), this.retention.stop()]);

@@ -30,31 +30,78 @@ export function logConnectionErrors(redis: Redis, connection: string): void {
 }
 
 /**
- * The throttled log of one connection's errors (logConnectionErrors): `error` for each error, `ready` once it
- * is connected again. BullMQ workers report their connections' errors through it too (decision 0470).
+ * The throttle of one connection's outage lines (decisions 0468, 0478): `note` says whether this occurrence is
+ * logged (the first of an outage, then at most one per REDIS_ERROR_LOG_EVERY_MS) and how many it left out since
+ * the last one; `back` ends the outage and answers how long it lasted, or undefined when there was none.
  */
-export function connectionErrorLog(connection: string): { error: (err: Error) => void; ready: () => void } {
+function outageThrottle(): {
+  note: () => { log: boolean; skipped: number };
+  back: () => number | undefined;
+} {
   let failingSince: number | undefined;
   let loggedAt = -Infinity;
   let skipped = 0;
   return {
-    error: (err: Error) => {
+    note: () => {
       const now = Date.now();
       failingSince ??= now;
       if (now - loggedAt < REDIS_ERROR_LOG_EVERY_MS) {
         skipped += 1;
-        return;
+        return { log: false, skipped };
       }
-      logger.warn({ connection, err: err.message, skipped }, 'Redis connection error');
+      const left = skipped;
       loggedAt = now;
       skipped = 0;
+      return { log: true, skipped: left };
     },
-    ready: () => {
-      if (failingSince === undefined) return;
-      logger.log({ connection, downMs: Date.now() - failingSince }, 'Redis connection ready again');
+    back: () => {
+      if (failingSince === undefined) return undefined;
+      const downMs = Date.now() - failingSince;
       failingSince = undefined;
       loggedAt = -Infinity;
       skipped = 0;
+      return downMs;
+    },
+  };
+}
+
+/**
+ * The throttled log of one connection's errors (logConnectionErrors): `error` for each error, `ready` once it
+ * is connected again. BullMQ workers report their connections' errors through it too (decision 0470).
+ */
+export function connectionErrorLog(connection: string): { error: (err: Error) => void; ready: () => void } {
+  const throttle = outageThrottle();
+  return {
+    error: (err: Error) => {
+      const { log, skipped } = throttle.note();
+      if (log) logger.warn({ connection, err: err.message, skipped }, 'Redis connection error');
+    },
+    ready: () => {
+      const downMs = throttle.back();
+      if (downMs !== undefined) logger.log({ connection, downMs }, 'Redis connection ready again');
+    },
+  };
+}
+
+/**
+ * The throttled log of one connection's reconnection attempts (decision 0478), for Nest's Redis transport, which
+ * logged `Reconnecting to Redis...` at info on every attempt of an outage (every 100 ms × attempt, at most every
+ * 2 s): the first attempt, then at most one line per REDIS_ERROR_LOG_EVERY_MS with the attempt's number and how
+ * many it left out. `ready` ends the outage without a line of its own: the connection's error log
+ * (logConnectionErrors) already says once that it is ready again, and how long it was down.
+ */
+export function reconnectLog(connection: string): { reconnecting: () => void; ready: () => void } {
+  const throttle = outageThrottle();
+  let attempt = 0;
+  return {
+    reconnecting: () => {
+      attempt += 1;
+      const { log, skipped } = throttle.note();
+      if (log) logger.log({ connection, attempt, skipped }, 'Reconnecting to Redis...');
+    },
+    ready: () => {
+      throttle.back();
+      attempt = 0;
     },
   };
 }
@@ -98,12 +145,48 @@ export function isUnreachable(redis: Redis): boolean {
 }
 
 /**
- * Closes a connection without waiting for a Redis that is away (decision 0470): QUIT when it is ready (its reply
- * says Redis has done with it), else a disconnect, which also stops its reconnection attempts. QUIT on a
- * connection that is reconnecting waits for Redis to come back, and on one that has ended it fails.
+ * How long a shutdown waits for a ready connection to answer a PING before it counts Redis as away
+ * (probeUnreachable, decision 0478). Redis answers in well under a millisecond on a healthy network.
+ */
+export const SHUTDOWN_PROBE_MS = 1000;
+
+const probes = new WeakMap<Redis, Promise<boolean>>();
+
+/**
+ * isUnreachable, after asking a connection that says it is ready whether Redis still answers (decision 0478): a
+ * Redis that is hung, or a network that drops packets without resetting the connection, raises no error, so the
+ * connection stays `ready`, and a shutdown that waits for it (a worker's drain, a QUIT) waits out
+ * SHUTDOWN_TIMEOUT_MS. A PING not answered within `ms` marks the connection unreachable until it is ready
+ * again, and the shutdown then goes on as in an outage (decision 0470). Callers at once share one PING.
+ */
+export function probeUnreachable(redis: Redis, ms = SHUTDOWN_PROBE_MS): Promise<boolean> {
+  if (isUnreachable(redis)) return Promise.resolve(true);
+  if (redis.status !== 'ready') return Promise.resolve(false);
+  let probe = probes.get(redis);
+  if (!probe) {
+    probe = withTimeout(redis.ping(), ms, 'PING')
+      .then(
+        () => false,
+        () => {
+          lostSinceReady.add(redis);
+          return true;
+        },
+      )
+      .finally(() => probes.delete(redis));
+    probes.set(redis, probe);
+  }
+  return probe;
+}
+
+/**
+ * Closes a connection without waiting for a Redis that is away (decisions 0470, 0478): QUIT when it is ready and
+ * answers (its reply says Redis has done with it), else a disconnect, which also stops its reconnection attempts.
+ * QUIT on a connection that is reconnecting waits for Redis to come back, on one that has ended it fails, and on
+ * one whose Redis hangs it waits for ever.
  */
 export async function closeConnection(redis: Redis): Promise<void> {
-  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+  if (redis.status === 'ready' && !(await probeUnreachable(redis)))
+    await withTimeout(redis.quit(), SHUTDOWN_PROBE_MS, 'QUIT').catch(() => redis.disconnect());
   else redis.disconnect();
 }
 

@@ -1,9 +1,9 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { ClientRedis, ServerRedis, type MicroserviceOptions } from '@nestjs/microservices';
+import { ClientRedis, type RedisStatus, ServerRedis, type MicroserviceOptions } from '@nestjs/microservices';
 import type { Redis } from 'ioredis';
 import { firstValueFrom, timeout, TimeoutError } from 'rxjs';
 import { AppException } from './errors';
-import { closeConnection, logConnectionErrors } from './redis';
+import { closeConnection, logConnectionErrors, reconnectLog } from './redis';
 import type { z } from 'zod';
 
 function redisTransportOptions(url: string) {
@@ -38,6 +38,28 @@ function reconnectDelayMs(times: number, closed: boolean): number | undefined {
 async function closeTransport(clients: (Redis | null | undefined)[]): Promise<void> {
   await Promise.all(clients.filter((c): c is Redis => !!c).map(closeConnection));
 }
+
+/**
+ * Nest's transport logs `Reconnecting to Redis...` on every attempt; this listener does what its own does (the
+ * transport's status) and logs them throttled (reconnectLog, decision 0478). `whenReconnecting` runs first, for
+ * what the client also resets.
+ */
+function listenForReconnects(
+  client: Redis,
+  connection: string,
+  transport: { closed: () => boolean; connectedOnce: () => boolean; whenReconnecting: () => void },
+): void {
+  const log = reconnectLog(connection);
+  client.on('reconnecting', () => {
+    if (transport.closed()) return;
+    transport.whenReconnecting();
+    if (transport.connectedOnce()) log.reconnecting();
+  });
+  client.on('ready', log.ready);
+}
+
+/** Nest's RedisStatus.RECONNECTING (a const enum, which isolated modules cannot read). */
+const RECONNECTING = 'reconnecting' as RedisStatus;
 
 /** How long a request's claim is kept: well past any caller's timeout, so a late replica still finds it. */
 const CLAIM_MS = 60_000;
@@ -80,6 +102,14 @@ export class NamespacedRedisServer extends ServerRedis {
   /** Connection errors are logged throttled, at warn (decision 0468), not one error line each. */
   override registerErrorListener(client: Redis): void {
     logConnectionErrors(client, `${this.namespace}:rpc-server`);
+  }
+
+  override registerReconnectListener(client: Redis): void {
+    listenForReconnects(client, `${this.namespace}:rpc-server`, {
+      closed: () => this.isManuallyClosed,
+      connectedOnce: () => this.wasInitialConnectionSuccessful,
+      whenReconnecting: () => this._status$.next(RECONNECTING),
+    });
   }
 
   override async close(): Promise<void> {
@@ -131,6 +161,18 @@ export class NamespacedRedisClient extends ClientRedis {
 
   override registerErrorListener(client: Redis): void {
     logConnectionErrors(client, `${this.namespace}:rpc-client`);
+  }
+
+  override registerReconnectListener(client: Redis): void {
+    listenForReconnects(client, `${this.namespace}:rpc-client`, {
+      closed: () => this.isManuallyClosed,
+      connectedOnce: () => this.wasInitialConnectionSuccessful,
+      whenReconnecting: () => {
+        this.connectionPromise = Promise.reject(new Error('Connection lost. Trying to reconnect...'));
+        this.connectionPromise.catch(() => undefined); // as Nest's: no unhandled rejection
+        this._status$.next(RECONNECTING);
+      },
+    });
   }
 
   override async close(): Promise<void> {

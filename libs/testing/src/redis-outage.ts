@@ -3,7 +3,7 @@ import { builtEntryPointsSuite, type ExtraEnv } from './built-entry-points';
 import type { SchemaMigrator } from './database';
 import { TEST_REDIS_URL } from './redis';
 import { freePort, SERVICE_BOOT_TIMEOUT_MS } from './service-process';
-import { startTcpProxy } from './tcp-proxy';
+import { startSilentServer, startTcpProxy } from './tcp-proxy';
 
 /** What a built process printed and how it ended. */
 export interface EndedProcess {
@@ -85,20 +85,24 @@ async function waitForHealth(port: number, status: number, withinMs: number): Pr
 }
 
 /**
- * Starts `main` with REDIS_URL on a loopback port where nothing listens (a password in the URL), and reports how
- * it ended; it is SIGKILLed after BOOT_GIVE_UP_MS (code null) when it neither starts nor exits.
+ * Starts `main` with REDIS_URL on a loopback port where nothing listens (a password in the URL), or with `hung`
+ * on one that accepts connections and never answers (decision 0478), and reports how it ended; it is SIGKILLed
+ * after BOOT_GIVE_UP_MS (code null) when it neither starts nor exits.
  */
 export async function bootWithoutRedis(
   main: string,
   env: Record<string, string>,
+  hung = false,
 ): Promise<EndedProcess & { elapsedMs: number; password: string }> {
   const password = 'boot-check-secret';
-  const redisUrl = `redis://:${password}@127.0.0.1:${await freePort()}`;
+  const silent = hung ? await startSilentServer() : undefined;
+  const redisUrl = `redis://:${password}@127.0.0.1:${silent?.port ?? (await freePort())}`;
   const started = Date.now();
   const { child, ended } = run(main, { ...env, REDIS_URL: redisUrl });
   const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_GIVE_UP_MS);
   const result = await ended;
   clearTimeout(timer);
+  await silent?.close();
   return { ...result, elapsedMs: Date.now() - started, password };
 }
 
@@ -120,14 +124,19 @@ export async function bootWithoutPostgres(
   return { ...result, elapsedMs: Date.now() - started, password };
 }
 
+/** How Redis goes away in stopDuringRedisOutage: cut (connections closed, new ones refused) or hung (decision 0478). */
+export type RedisOutage = 'cut' | 'hung';
+
 /**
- * Starts `main` against the real Redis behind a TCP proxy, waits for its /health to answer 200, cuts the proxy,
- * waits for /health to answer 503 (the process has noticed) and OUTAGE_BEFORE_STOP_MS in all, then sends SIGTERM and reports how long it took to
- * exit. It is SIGKILLed 30 s after the SIGTERM.
+ * Starts `main` against the real Redis behind a TCP proxy, waits for its /health to answer 200, then cuts the
+ * proxy, or holds it (`hung`: connections stay open and new ones are accepted, but nothing reaches Redis, so
+ * nothing is answered), waits for /health to answer 503 (the process has noticed) and OUTAGE_BEFORE_STOP_MS in
+ * all, then sends SIGTERM and reports how long it took to exit. It is SIGKILLed 30 s after the SIGTERM.
  */
 export async function stopDuringRedisOutage(
   main: string,
   env: Record<string, string>,
+  outage: RedisOutage = 'cut',
 ): Promise<EndedProcess & { shutdownMs: number; reportedDown: boolean }> {
   const proxy = await startTcpProxy('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
   const port = await freePort();
@@ -143,7 +152,8 @@ export async function stopDuringRedisOutage(
       const early = await ended;
       throw new Error(`${main} did not become healthy: ${early.stderr}`);
     }
-    proxy.cut();
+    if (outage === 'cut') proxy.cut();
+    else proxy.hold();
     const cutAt = Date.now();
     const reportedDown = await waitForHealth(port, 503, 10_000);
     await new Promise((r) => setTimeout(r, Math.max(0, cutAt + OUTAGE_BEFORE_STOP_MS - Date.now())));
@@ -157,6 +167,13 @@ export async function stopDuringRedisOutage(
     await proxy.close();
   }
 }
+
+/**
+ * The most `Reconnecting to Redis...` lines one outage may give: one per connection of the RPC transport (a
+ * server's two, a client's two), since they are throttled to one per 10 s (decision 0478). Nest's transport wrote
+ * one per attempt, about ten per connection in OUTAGE_BEFORE_STOP_MS.
+ */
+const RECONNECT_LINES_MAX = 4;
 
 /**
  * The Redis-outage suite of a service (decision 0470), for each built entry point (`roles`: role name → dist
@@ -173,10 +190,15 @@ export function describeRedisOutage(
   describe(`${service} while Redis or Postgres is unreachable`, () => {
     const envFor = builtEntryPointsSuite(service, migrator, roles, extraEnv);
 
-    it.each(Object.entries(roles))(
-      'the %s started without Redis exits 1 with one line naming Redis',
-      async (_role, entry) => {
-        const boot = await bootWithoutRedis(entry, envFor({ WORKER_PORT: '0' }));
+    it.each(
+      Object.entries(roles).flatMap(([role, entry]) => [
+        [role, 'where nothing listens', entry, false] as const,
+        [role, 'that accepts connections and never answers', entry, true] as const,
+      ]),
+    )(
+      'the %s started with Redis at a port %s exits 1 with one line naming Redis',
+      async (_role, _where, entry, hung) => {
+        const boot = await bootWithoutRedis(entry, envFor({ WORKER_PORT: '0' }), hung);
         expect({ code: boot.code, signal: boot.signal }).toEqual({ code: 1, signal: null });
         expect(boot.elapsedMs).toBeLessThan(BOOT_GIVE_UP_MS);
         expect(boot.stderr.trimEnd().split('\n')).toEqual([
@@ -207,10 +229,15 @@ export function describeRedisOutage(
       60_000,
     );
 
-    it.each(Object.entries(roles))(
-      'the %s stopped while Redis is away exits 0 promptly',
-      async (_role, entry) => {
-        const stop = await stopDuringRedisOutage(entry, envFor());
+    it.each(
+      Object.entries(roles).flatMap(([role, entry]) => [
+        [role, 'cut' as const, entry] as const,
+        [role, 'hung' as const, entry] as const,
+      ]),
+    )(
+      'the %s stopped while Redis is %s exits 0 promptly',
+      async (_role, outage, entry) => {
+        const stop = await stopDuringRedisOutage(entry, envFor(), outage);
         expect(stop.reportedDown).toBe(true);
         expect({ code: stop.code, signal: stop.signal, stderr: stop.stderr }).toEqual({
           code: 0,
@@ -219,6 +246,8 @@ export function describeRedisOutage(
         });
         expect(stop.errorLines.filter((l) => /shutdown/i.test(l))).toEqual([]);
         expect(stop.shutdownMs).toBeLessThan(OUTAGE_SHUTDOWN_MAX_MS);
+        const reconnects = stop.stdout.split('\n').filter((l) => l.includes('Reconnecting to Redis'));
+        expect(reconnects.length).toBeLessThanOrEqual(RECONNECT_LINES_MAX);
       },
       120_000,
     );

@@ -71,3 +71,24 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
   };
 }
+
+/**
+ * A loopback server that accepts connections and never answers (decision 0478): a Redis that is hung, or a port
+ * where something else listens, as opposed to one where nothing does.
+ */
+export async function startSilentServer(): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -7,13 +7,15 @@ import {
 } from '@nestjs/common';
 import { APP_CONFIG } from '@tessera/platform';
 import type { Env } from '../../config/env';
-import { DeliveriesService } from './deliveries.service';
+import { DeliveriesService, mayTakePollerSlot } from './deliveries.service';
 
 /**
  * Runs due retries and re-queues, and takes over deliveries whose claim expired (a worker that crashed
  * mid-attempt). It holds up to WEBHOOK_CONCURRENCY deliveries at once and claims more whenever slots are free:
  * each delivery's slot frees when its own attempt is recorded, so a slow receiver holds its own slots only, and
- * at most WEBHOOK_ENDPOINT_CONCURRENCY of them (decision 0455).
+ * at most WEBHOOK_ENDPOINT_CONCURRENCY of them (decision 0455). The last slots are kept for endpoints holding
+ * fewer, and each slot goes to the endpoint holding the fewest, so slow receivers with backlogs leave slots to a
+ * healthy endpoint's retries (decision 0478).
  */
 @Injectable()
 export class DeliveriesPoller implements OnApplicationBootstrap, OnModuleDestroy {
@@ -68,7 +70,9 @@ export class DeliveriesPoller implements OnApplicationBootstrap, OnModuleDestroy
         this.logger.error({ err: (err as Error).message }, 'delivery poll failed');
       }
     }
-    this.backlog = free <= 0 || claimed > 0;
+    // Endpoints held back by their cap or the reserve (decision 0478) may take a slot once one frees.
+    const heldBack = [...this.busy.values()].some((n) => !mayTakePollerSlot(this.env, n, free));
+    this.backlog = free <= 0 || claimed > 0 || heldBack;
     // Free slots look again after the interval (deliveries falling due meanwhile); full ones when one frees.
     if (!this.stopped && free - claimed > 0)
       this.timer = setTimeout(() => this.wake(), this.env.WEBHOOK_POLL_MS);

@@ -11,6 +11,7 @@ import {
 import { DataSource } from 'typeorm';
 import { WebhookAttemptEntity } from './entities/webhook-attempt.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
+import { mayTakeOneMore } from './permits';
 
 /**
  * Most arrivals (or attempts) in one statement, and statements of each kind in flight at once. One: deliveries
@@ -165,23 +166,29 @@ WITH input AS (
 SELECT i FROM d`;
 
 /**
- * The poller's claim (DeliveriesRepository.claimDue): $1 limit, $2 lease, $3 per-endpoint cap, $4 endpoints at
- * the cap, $5 candidate window, $6/$7 endpoints below the cap and how many of theirs are in flight.
+ * The poller's claim (DeliveriesRepository.claimDue): $1 limit (the free slots), $2 lease, $3 per-endpoint cap,
+ * $4 endpoints that may take no slot now, $5 candidate window, $6/$7 the other endpoints in flight and how many of
+ * theirs, $8 the slots kept for endpoints holding fewer (decision 0478). Each candidate's level is how many slots
+ * its endpoint would hold before taking it; the rows are taken by level, then due time (each slot to the endpoint
+ * holding the fewest), while mayTakeOneMore holds for the k-th of them (k slots already taken by this claim).
  */
 const CLAIM_DUE = `
 UPDATE webhook_deliveries SET next_attempt_at = ${leaseEnd('$2::float8')}, claimed_until = ${leaseEnd('$2::float8')}
  WHERE id IN (
    SELECT id FROM (
-     SELECT c.id, c.next_attempt_at,
-            row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) + coalesce(b.busy, 0) AS n
-       FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-              WHERE status IN ('pending', 'failed') AND next_attempt_at <= now()
-                AND endpoint_id <> ALL ($4::uuid[])
-              ORDER BY next_attempt_at LIMIT $5 FOR UPDATE SKIP LOCKED) c
-       LEFT JOIN unnest($6::uuid[], $7::int[]) AS b(endpoint_id, busy) ON b.endpoint_id = c.endpoint_id
+     SELECT id, level, row_number() OVER (ORDER BY level, next_attempt_at, id) - 1 AS k FROM (
+       SELECT c.id, c.next_attempt_at,
+              row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) - 1
+                + coalesce(b.busy, 0) AS level
+         FROM (SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
+                WHERE status IN ('pending', 'failed') AND next_attempt_at <= now()
+                  AND endpoint_id <> ALL ($4::uuid[])
+                ORDER BY next_attempt_at LIMIT $5 FOR UPDATE SKIP LOCKED) c
+         LEFT JOIN unnest($6::uuid[], $7::int[]) AS b(endpoint_id, busy) ON b.endpoint_id = c.endpoint_id
+     ) leveled
    ) ranked
-   WHERE n <= $3
-   ORDER BY next_attempt_at LIMIT $1)
+   -- Levels rise with k and the slots left fall, so the rows that pass are the first ones.
+   WHERE level < $3 AND $1 - k > least(level, $8))
 RETURNING ${CLAIMED_COLUMNS}`;
 
 /** Postgres text cannot hold NUL: a receiver's reply (or an error naming it) keeps the rest of its text. */
@@ -282,28 +289,33 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Claims due deliveries (retries, re-queues, and claims whose worker died) with SKIP LOCKED, oldest due first:
-   * at most `limit`, and at most `perEndpoint` of one endpoint counting the `busy` ones the caller already has in
-   * flight (decision 0455). A saturated endpoint's rows are skipped in the scan, so a slow receiver's backlog
-   * does not fill the claim; the others' are taken from a window of `4 × limit` due rows.
+   * Claims due deliveries (retries, re-queues, and claims whose worker died) with SKIP LOCKED: at most `limit`
+   * (the caller's free slots), at most `perEndpoint` of one endpoint counting the `busy` ones the caller already
+   * has in flight (decision 0455), and the last `reserve` slots only for endpoints holding fewer than that
+   * (mayTakeOneMore, decision 0478). Each slot goes to the endpoint holding the fewest, then to the oldest due
+   * row. The endpoints that may take no slot now are skipped in the scan, so slow receivers' backlogs do not fill
+   * it; the others' are taken from a window of `4 × limit` due rows.
    */
   async claimDue(
     limit: number,
     leaseMs: number,
     perEndpoint: number,
     busy: ReadonlyMap<string, number>,
+    reserve = 0,
   ): Promise<ClaimedDelivery[]> {
-    const saturated = [...busy].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
-    const partial = [...busy].filter(([, n]) => n < perEndpoint);
+    const held = [...busy].filter(([, n]) => n > 0);
+    const blocked = held.filter(([, n]) => !mayTakeOneMore(n, limit, perEndpoint, reserve));
+    const partial = held.filter(([, n]) => mayTakeOneMore(n, limit, perEndpoint, reserve));
     const sentAt = Date.now();
     const rows: ClaimedDelivery[] = await this.prepared('webhooks_claim_due', CLAIM_DUE, [
       limit,
       leaseMs,
       perEndpoint,
-      saturated,
+      blocked.map(([id]) => id),
       4 * limit,
       partial.map(([id]) => id),
       partial.map(([, n]) => n),
+      reserve,
     ]);
     for (const c of rows) {
       // Set on the row object, not spread into a copy (decision 0422).

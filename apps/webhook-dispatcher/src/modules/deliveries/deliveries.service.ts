@@ -13,6 +13,7 @@ import {
 import { APP_CONFIG, badRequest, conflict, notFound, timeOrderedId } from '@tessera/platform';
 import type { z } from 'zod';
 import { endpointConcurrency, endpointRequestLimit, type Env, leaseMarginMs } from '../../config/env';
+import { mayTakeOneMore } from './permits';
 import { type ActiveEndpoint, EndpointsService } from '../endpoints/endpoints.service';
 import { DeliveriesRepository, type ClaimedDelivery, type NewDelivery } from './deliveries.repository';
 import { EgressGuard, TargetRefusedError } from './egress-guard';
@@ -79,6 +80,20 @@ export interface HandledBatch {
 }
 
 /** Deliveries: one per (event, endpoint), attempted at once, then retried on schedule until dead. */
+/**
+ * The poller's last slots, kept for endpoints holding fewer than this many (decision 0478): WEBHOOK_CONCURRENCY
+ * less one endpoint's cap, as the request permits keep theirs (decision 0472).
+ */
+export const pollerSlotReserve = (env: Env): number =>
+  Math.max(0, env.WEBHOOK_CONCURRENCY - endpointConcurrency(env));
+
+/**
+ * Whether an endpoint with `held` of the poller's slots may take another while `free` are free (mayTakeOneMore
+ * with the poller's cap and reserve). The poller claims again as soon as a slot frees while one may not.
+ */
+export const mayTakePollerSlot = (env: Env, held: number, free: number): boolean =>
+  mayTakeOneMore(held, free, endpointConcurrency(env), pollerSlotReserve(env));
+
 @Injectable()
 export class DeliveriesService implements OnModuleDestroy {
   private readonly logger = new Logger(DeliveriesService.name);
@@ -208,6 +223,7 @@ export class DeliveriesService implements OnModuleDestroy {
       this.env.WEBHOOK_LEASE_MS,
       endpointConcurrency(this.env),
       busy,
+      pollerSlotReserve(this.env),
     );
     if (batch.length === 0) return [];
     const endpoints = await this.endpoints.activeByIds([...new Set(batch.map((c) => c.endpointId))]);

@@ -30,6 +30,16 @@ export class Permits {
   }
 }
 
+/**
+ * The max-min rule of the shared permits (decision 0472), and of the poller's slots (decision 0478): a key (an
+ * endpoint) holding `held` of them may take one more only while it holds fewer than `perKey` and more than
+ * `min(held, reserve)` are free. One key alone gets `perKey` as long as `reserve <= size - perKey`; the next at most
+ * half of what it leaves free, and so on, so the last ones stay for a key holding none.
+ */
+export function mayTakeOneMore(held: number, free: number, perKey: number, reserve: number): boolean {
+  return held < perKey && free > Math.min(held, reserve);
+}
+
 interface KeyedWaiter {
   key: string;
   /** Order of arrival across every key. */
@@ -98,7 +108,7 @@ export class EndpointPermits {
 
   /** Whether a key holding `held` permits may take one now (the fewer it holds, the likelier). */
   private mayTake(held: number): boolean {
-    return held < this.perKey && this.free > Math.min(held, this.reserve);
+    return mayTakeOneMore(held, this.free, this.perKey, this.reserve);
   }
 
   private take(key: string): void {
