@@ -6,6 +6,7 @@ export * from './webhooks';
 export * from './custody';
 export * from './verification';
 export * from './dates';
+export * from './optional-fields';
 export * from './sdk';
 export * from './media';
 export * from './custody-operator';
