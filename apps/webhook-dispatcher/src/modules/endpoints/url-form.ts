@@ -7,7 +7,7 @@
  * configuration only: an endpoint stored before keeps working.
  */
 export function urlFormRefusal(raw: string): string | null {
-  if (/[\u0000-\u0020\u007f]/.test(raw)) return 'URL must not contain spaces or control characters';
+  if ([...raw].some(isSpaceOrControl)) return 'URL must not contain spaces or control characters';
   if (raw.includes('\\')) return 'URL must not contain backslashes';
   // Another scheme is EgressGuard's "URL scheme must be https".
   if (/^https:(?!\/\/)/i.test(raw)) return 'URL must start with https://';
@@ -20,3 +20,6 @@ export function urlFormRefusal(raw: string): string | null {
   if (port === '0') return 'URL port must be 1 to 65535';
   return null;
 }
+
+/** A C0 control, a space or DEL: what the WHATWG parser strips or rejects around and inside a URL. */
+const isSpaceOrControl = (ch: string) => ch.charCodeAt(0) <= 0x20 || ch.charCodeAt(0) === 0x7f;
