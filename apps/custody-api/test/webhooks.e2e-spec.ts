@@ -67,6 +67,35 @@ describe('custody webhook endpoints, served by the real dispatcher over RPC', ()
     expect(denied.body).toEqual({ message: 'This API key lacks the scope webhooks:write' });
   });
 
+  it('refuses a URL the parser would read as another (spaces, controls, backslashes, no slashes) and port 0', async () => {
+    const tenant = await createTenant(h.api);
+    const api = client(
+      h.api,
+      await createKey(h.api, tenant, { scopes: ['webhooks:read', 'webhooks:write'] }),
+    );
+    const cases: [string, string][] = [
+      [' https://127.0.0.1:9/h', 'URL must not contain spaces or control characters'],
+      ['https://127.0.0.1:9/h\t', 'URL must not contain spaces or control characters'],
+      ['https://127.0.0.1:9/a\nb', 'URL must not contain spaces or control characters'],
+      ['https://127.0.0.1:9/a b', 'URL must not contain spaces or control characters'],
+      ['https:\\\\127.0.0.1:9/h', 'URL must not contain backslashes'],
+      ['https:127.0.0.1:9/h', 'URL must start with https://'],
+      ['https://127.0.0.1:0/h', 'URL port must be 1 to 65535'],
+    ];
+    for (const [url, reason] of cases) {
+      const res = await api.put('/webhooks/outbound', { url });
+      expect({ url, status: res.status, body: res.body }).toEqual({
+        url,
+        status: 400,
+        body: { message: 'Invalid webhook URL', errors: { url: [reason] } },
+      });
+    }
+    expect((await api.get('/webhooks/outbound').expect(200)).body.url).toBeNull();
+    // Upper-case scheme, IDN hosts and other ports are still taken as before.
+    const ok = await api.put('/webhooks/outbound', { url: 'HTTPS://127.0.0.1:65535/h' }).expect(200);
+    expect(ok.body.url).toBe('HTTPS://127.0.0.1:65535/h');
+  });
+
   it('refuses a non-https URL with a 400 in the custody shape', async () => {
     const tenant = await createTenant(h.api);
     const api = client(h.api, await createKey(h.api, tenant, { scopes: ['webhooks:write'] }));

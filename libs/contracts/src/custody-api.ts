@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CUSTODY_TRANSACTION_STATUSES } from './custody';
 import { pendingApprovalsView, policyDecisionView } from './custody-policies';
+import { optionalOrNull } from './optional-fields';
 import { transactionCreatedData, walletCreatedData } from './webhooks-catalog';
 
 /**
@@ -23,7 +24,7 @@ const amountField = z
   .describe(
     'Positive decimal string in asset units with at most the asset decimals and 30 digits before the point, e.g. "0.015"; no exponent, no whitespace',
   );
-const noteField = z.string().max(1000).optional();
+const noteField = optionalOrNull(z.string().max(1000));
 
 /** The `{message, errors?}` body of every custody error except 429. */
 export const custodyError = z.object({
@@ -43,7 +44,7 @@ export const createVaultSchema = z.object({
 /** POST /vaults/{vaultId}/wallets. */
 export const createWalletSchema = z.object({
   assetId: z.string().trim().min(1).max(64).describe("The asset's id, or its symbol (`ETH`)"),
-  label: z.string().max(200).optional(),
+  label: optionalOrNull(z.string().max(200)),
 });
 
 /** GET /vaults query. */
@@ -56,7 +57,7 @@ export const listVaultsSchema = z.object({
 export const createAddressBookEntrySchema = z.object({
   assetId: z.string().trim().min(1).max(64).describe("The asset's id, or its symbol (`ETH`), as for wallets"),
   address: z.string().trim().min(1).max(200).describe("Validated for the asset's network, checksum included"),
-  tag: z.string().trim().min(1).max(20).optional(),
+  tag: optionalOrNull(z.string().trim().min(1).max(20)),
   label: z.string().trim().min(1).max(200),
 });
 
@@ -75,7 +76,7 @@ export const transferSchema = z.object({
 export const withdrawSchema = z.object({
   sourceWalletId: uuid,
   destinationAddress: z.string().trim().min(1).max(200),
-  destinationTag: z.string().trim().min(1).max(20).optional(),
+  destinationTag: optionalOrNull(z.string().trim().min(1).max(20)),
   amount: amountField,
   note: noteField,
 });
@@ -84,7 +85,7 @@ export const withdrawSchema = z.object({
 export const sandboxDepositSchema = z.object({
   walletId: uuid,
   amount: amountField,
-  sourceAddress: z.string().trim().min(1).max(200).optional(),
+  sourceAddress: optionalOrNull(z.string().trim().min(1).max(200)),
 });
 
 /** GET /transactions query. */
@@ -110,7 +111,7 @@ export const idempotencyHeaders = z.object({
     .string()
     .regex(IDEMPOTENCY_KEY_PATTERN)
     .describe(
-      'Up to 64 characters of A-Za-z0-9_-. For 24 hours the same key and body answer the original response; the same key with another body is a 400.',
+      'Up to 64 characters of A-Za-z0-9_-. For 24 hours the same key and body answer the original response; the same key with another body is a 400. The body is compared as sent, in canonical JSON (RFC 8785): member order and whitespace between tokens do not count, every member does, fields the endpoint ignores included.',
     ),
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { optionalOrNull } from './optional-fields';
 
 /**
  * Withdrawal policies of the custody API (docs/custody-api.md, "Withdrawal policies"; decision 0220).
@@ -122,10 +123,10 @@ export const withdrawalPolicyView = z.object({
 export type WithdrawalPolicyView = z.infer<typeof withdrawalPolicyView>;
 
 /** POST /transactions/{id}/approve: no body needed; an optional note is recorded with the approval. */
-export const approveWithdrawalInput = z.object({ note: z.string().max(1000).optional() }).strict();
+export const approveWithdrawalInput = z.object({ note: optionalOrNull(z.string().max(1000)) }).strict();
 /** POST /transactions/{id}/reject: the reason is recorded and shown on the Cancelled transaction. */
 export const rejectWithdrawalInput = z
-  .object({ reason: z.string().trim().min(1).max(1000).optional() })
+  .object({ reason: optionalOrNull(z.string().trim().min(1).max(1000)) })
   .strict();
 
 export const PENDING_APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired', 'cancelled'] as const;

@@ -7,6 +7,7 @@ export * from './custody';
 export * from './verification';
 export * from './dates';
 export * from './countries';
+export * from './optional-fields';
 export * from './sdk';
 export * from './media';
 export * from './custody-operator';

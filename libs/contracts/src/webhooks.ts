@@ -24,7 +24,18 @@ export const MAX_PAGE_SIZE = 200;
 /** Partner request bodies and queries (the same for both APIs). */
 export const putEndpointBody = z.object({
   url: z.string().min(1).max(2048),
-  subscribedEventTypes: z.array(z.string().min(1)).max(100).nullable().optional(),
+  subscribedEventTypes: z
+    .array(z.string().min(1))
+    .min(
+      1,
+      'must name at least one event type; send null or leave it out to receive every type (decision 0477)',
+    )
+    .max(100)
+    .nullable()
+    .optional()
+    .describe(
+      'Event types to receive; null or absent: every type of the catalog. An empty list is a 400 (decision 0477).',
+    ),
 });
 export const listDeliveriesQuery = z.object({
   pageSize: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(20),
@@ -57,9 +68,23 @@ export const deliveryAttempt = z.object({
   id: z.string(),
   attemptNumber: z.number().int(),
   requestUrl: z.string(),
-  httpStatusCode: z.number().int().nullable(),
-  responseBody: z.string().nullable(),
-  errorMessage: z.string().nullable(),
+  httpStatusCode: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "The receiver's HTTP status. null when no HTTP answer came: connection or TLS failure, DNS failure, the 5 s timeout, a host refused by the URL check, or the endpoint no longer configured",
+    ),
+  responseBody: z
+    .string()
+    .nullable()
+    .describe('The first bytes of the answer (2 KiB by default); null when no HTTP answer came'),
+  errorMessage: z
+    .string()
+    .nullable()
+    .describe(
+      'Why the attempt failed (`HTTP 503`, a network error, `target refused: …`); null on a successful (2xx) attempt',
+    ),
   durationMs: z.number().int(),
   attemptedAt: z.string(),
   success: z.boolean(),
@@ -79,7 +104,12 @@ export const deliverySummary = z.object({
   nextAttemptAt: z.string().nullable(),
   createdAt: z.string(),
   deliveredAt: z.string().nullable(),
-  lastError: z.string().nullable(),
+  lastError: z
+    .string()
+    .nullable()
+    .describe(
+      "The errorMessage of the latest attempt: null before the first attempt and once an attempt succeeded (every delivered delivery); a message while failed or dead. A retry keeps it until the fresh cycle's first attempt",
+    ),
 });
 export const deliveryDetail = deliverySummary.extend({
   payload: z.string(),

@@ -7,7 +7,6 @@ import {
   withdrawSchema,
 } from '@tessera/contracts';
 import { badRequest, forbidden, notFound, refuseNonDecimalNumbers, timeOrderedId } from '@tessera/platform';
-import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import { parseAmount } from '../../common/amounts';
 import type { Caller } from '../../common/caller';
@@ -37,8 +36,12 @@ import {
 } from './transaction-writer';
 import { TransactionsRepository } from './transactions.repository';
 import { bookThenPolicy } from './destination-gate';
+import { bodyFingerprint, sameRequestBody } from './request-fingerprint';
 
 type TransactionResponse = ReturnType<typeof transactionDto>;
+
+/** An Idempotency-Key claim with the parsed body, which keys stored before decision 0477 are compared on. */
+type BodyClaim = IdempotencyClaim & { parsed: Record<string, unknown> };
 
 @Injectable()
 export class TransactionsService {
@@ -130,14 +133,14 @@ export class TransactionsService {
   async transfer(caller: Caller, keyHeader: string | string[] | undefined, input: unknown) {
     const key = this.idempotencyKey(keyHeader);
     const body = transferSchema.parse(input ?? {});
-    const claim = { endpoint: 'transfer', key, requestHash: hashBody(body) };
+    const claim = { endpoint: 'transfer', key, requestHash: bodyFingerprint(input), parsed: body };
     return this.replayingOnRefusal(caller, claim, () => this.createTransfer(caller, body, claim));
   }
 
   private async createTransfer(
     caller: Caller,
     body: z.infer<typeof transferSchema>,
-    claim: IdempotencyClaim,
+    claim: BodyClaim,
   ): Promise<TransactionResponse> {
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
     const destination = await this.bodyWallet(caller, body.destinationWalletId, 'destinationWalletId');
@@ -193,14 +196,14 @@ export class TransactionsService {
   async withdraw(caller: Caller, keyHeader: string | string[] | undefined, input: unknown) {
     const key = this.idempotencyKey(keyHeader);
     const body = withdrawSchema.parse(input ?? {});
-    const claim = { endpoint: 'withdraw', key, requestHash: hashBody(body) };
+    const claim = { endpoint: 'withdraw', key, requestHash: bodyFingerprint(input), parsed: body };
     return this.replayingOnRefusal(caller, claim, () => this.createWithdrawal(caller, body, claim));
   }
 
   private async createWithdrawal(
     caller: Caller,
     body: z.infer<typeof withdrawSchema>,
-    claim: IdempotencyClaim,
+    claim: BodyClaim,
   ): Promise<TransactionResponse> {
     const source = await this.bodyWallet(caller, body.sourceWalletId, 'sourceWalletId');
     const asset = await this.assets.heldAsset(source.assetId);
@@ -286,7 +289,7 @@ export class TransactionsService {
    */
   private async replayingOnRefusal(
     caller: Caller,
-    claim: IdempotencyClaim,
+    claim: BodyClaim,
     create: () => Promise<TransactionResponse>,
   ): Promise<TransactionResponse> {
     try {
@@ -295,12 +298,12 @@ export class TransactionsService {
       if (!(err instanceof HttpException) || err.getStatus() >= 500) throw err;
       const stored = await this.writer.stored(caller, claim);
       if (!stored) throw err;
-      return this.storedOrMismatch(stored, claim.requestHash);
+      return this.storedOrMismatch(stored, claim);
     }
   }
 
-  private storedOrMismatch(stored: StoredResponse, requestHash: string): TransactionResponse {
-    if (stored.requestHash !== requestHash) {
+  private storedOrMismatch(stored: StoredResponse, claim: BodyClaim): TransactionResponse {
+    if (!sameRequestBody(stored.requestHash, claim.requestHash, claim.parsed)) {
       throw badRequest('Idempotency-Key was already used with a different request body', {
         'Idempotency-Key': ['Already used with a different body; use a new key for a new request'],
       });
@@ -311,7 +314,7 @@ export class TransactionsService {
   private async create(
     caller: Caller,
     record: TransactionRecord,
-    claim: { endpoint: string; key: string; requestHash: string } | undefined,
+    claim: BodyClaim | undefined,
     deltas: NewTransaction['deltas'],
     balanceEvents: ReturnType<typeof balanceUpdatedEvent>[],
     policy?: PolicyGate,
@@ -341,7 +344,7 @@ export class TransactionsService {
     if ('insufficientFunds' in outcome) {
       throw badRequest('Insufficient available balance', { amount: ['Exceeds the available balance'] });
     }
-    if ('existing' in outcome) return this.storedOrMismatch(outcome.existing, claim!.requestHash);
+    if ('existing' in outcome) return this.storedOrMismatch(outcome.existing, claim!);
     // The worker's outbox relay starts the machine from the committed transaction.created event.
     return outcome.extras ? ({ ...response, ...outcome.extras } as TransactionResponse) : response;
   }
@@ -378,13 +381,3 @@ const notInBook = () =>
   badRequest('Destination address is not in the address book', {
     destinationAddress: ['Add this address to the address book for this asset first'],
   });
-
-/** Same body means same parsed request: a stable hash of the validated fields. */
-function hashBody(body: Record<string, unknown>): string {
-  const canonical = JSON.stringify(
-    Object.keys(body)
-      .sort()
-      .map((k) => [k, body[k]]),
-  );
-  return createHash('sha256').update(canonical).digest('hex');
-}

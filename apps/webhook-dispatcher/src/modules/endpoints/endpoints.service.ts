@@ -12,6 +12,7 @@ import type { z } from 'zod';
 import type { Env } from '../../config/env';
 import { EgressGuard, TargetRefusedError } from '../deliveries/egress-guard';
 import { EndpointsRepository } from './endpoints.repository';
+import { urlFormRefusal } from './url-form';
 import type { WebhookEndpointEntity } from './entities/webhook-endpoint.entity';
 
 export interface ActiveEndpoint {
@@ -51,6 +52,8 @@ export class EndpointsService {
     body: z.infer<typeof putEndpointBody>,
     putId: string | null = null,
   ): Promise<WebhookConfiguration> {
+    const formRefusal = urlFormRefusal(body.url);
+    if (formRefusal) throw badRequest('Invalid webhook URL', { url: [formRefusal] });
     try {
       await this.guard.vet(body.url);
     } catch (err) {
