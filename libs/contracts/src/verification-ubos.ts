@@ -23,7 +23,11 @@ const ownershipPercent = z
   .refine((x) => Number(x.toFixed(OWNERSHIP_DECIMALS)) === x, {
     error: `must have at most ${OWNERSHIP_DECIMALS} decimal places`,
   })
-  .meta({ description: 'Percent from 0 to 100 with at most 2 decimal places; a finer value is refused' });
+  .meta({
+    description:
+      'Percent from 0 to 100 with at most 2 decimal places; a finer value is refused, never rounded',
+    multipleOf: 0.01,
+  });
 const roles = z
   .array(z.enum(UBO_ROLES, { error: `must be one of ${UBO_ROLES.join(', ')}` }))
   .min(1, 'must hold at least one role')
