@@ -55,6 +55,17 @@ export async function startMediaHarness(
   };
 }
 
+/**
+ * The default level of `enrolledApplicant`'s product: BASIC_KYC plus a step for each other upload slot
+ * (liveness_video, additional, company_doc), since an upload to a slot no step of the level uses is refused
+ * (decision 0483).
+ */
+export const MEDIA_LEVEL = {
+  ...INDIVIDUAL_LEVEL,
+  name: 'MEDIA_KYC',
+  steps: [...INDIVIDUAL_LEVEL.steps, { kind: 'liveness' }, { kind: 'poa' }, { kind: 'company_docs' }],
+};
+
 /** A product with a level, an applicant and an open enrollment; `token` is its SDK session token. */
 export async function enrolledApplicant(
   h: Harness,
@@ -62,7 +73,7 @@ export async function enrolledApplicant(
   tenant?: Awaited<ReturnType<Harness['tenant']>>,
 ) {
   const { productId, key } = tenant ?? (await h.tenant());
-  if (!tenant) await h.admin('post', `/products/${productId}/levels`, INDIVIDUAL_LEVEL);
+  if (!tenant) await h.admin('post', `/products/${productId}/levels`, MEDIA_LEVEL);
   await h.http().post('/v1/applicants').set(h.auth(key)).send({ externalUserId });
   const applicant = await h.http().get(`/v1/applicants/${externalUserId}`).set(h.auth(key)).expect(200);
   const session = await h

@@ -199,7 +199,7 @@ describe('operator API: levels', () => {
       .set('content-type', 'application/json')
       .send(body)
       .expect(400);
-    expect(res.body).toEqual({ message: 'steps.0.config: must nest at most 16 levels deep' });
+    expect(res.body).toEqual({ message: 'steps[0].config: must nest at most 16 levels deep' });
   });
 
   it('a new default takes the flag from the previous default of the same type', async () => {

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { isCountryCode } from '@tessera/contracts';
 import { mediaFixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ARTIFACTS as SHOTS, launchChromium, linkMaker, PERSONAL_INFO, startPageApp } from './browser';
@@ -415,6 +416,29 @@ describe('hosted page', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByText('Step 2 of 2').waitFor();
     await expect(activeId(page)).resolves.toBe('screen-title');
+    await context.close();
+  });
+
+  it('offers every two-letter country code the API accepts, Kosovo (XK) too, and saves it (decision 0483)', async () => {
+    const letters = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'.split('');
+    const accepted = letters.flatMap((a) => letters.map((b) => a + b)).filter(isCountryCode);
+    expect(accepted).toContain('XK');
+    const { url, externalUserId } = await link('WEB_FORMS', {}, { firstName: 'Ada' });
+    const context = await browser.newContext({ locale: 'en-GB' });
+    const { page } = await open(context, url);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.getByText('Step 1 of 2').waitFor();
+    const offered = await page
+      .locator('#field-nationality option')
+      .evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''));
+    expect(accepted.filter((code) => !offered.includes(code))).toEqual([]);
+    await page.getByLabel('Last name').fill('Lovelace');
+    await page.getByLabel('Date of birth').fill('1815-12-10');
+    await page.getByLabel('Nationality').selectOption('XK');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('Step 2 of 2').waitFor();
+    const applicant = await h.http().get(`/v1/applicants/${externalUserId}`).set(h.auth(key)).expect(200);
+    expect(applicant.body.info).toMatchObject({ lastName: 'Lovelace', nationality: 'XK' });
     await context.close();
   });
 

@@ -170,3 +170,44 @@ describe('GET /api/v1/sdk/session: uploads of the open steps', () => {
     }
   });
 });
+
+describe('a slot no step of the level uses is refused, nothing stored (decision 0483)', () => {
+  const resources = async (externalUserId: string) =>
+    (await h.http().get(`/v1/applicants/${externalUserId}/resources`).set(h.auth(key)).expect(200)).body
+      .items as { slot: string }[];
+
+  it('an individual level without liveness or company documents: liveness_video and company_doc are 400', async () => {
+    const token = await session('unused-slot-1');
+    for (const [slot, file] of [
+      ['liveness_video', fixture('tiny.webm')],
+      ['company_doc', PDF],
+    ] as const) {
+      const res = await upload(token, slot, file);
+      expect([res.status, res.body]).toEqual([
+        400,
+        {
+          message: `Slot ${slot} is not used by this verification level; expected one of document_front, document_back, selfie, additional`,
+        },
+      ]);
+      expect(res.headers['x-error-code']).toBeUndefined();
+    }
+    expect(await resources('unused-slot-1')).toEqual([]);
+    // The slots the level's steps use still take their files.
+    await upload(token, 'selfie', JPEG).expect(201);
+    await upload(token, 'additional', PDF).expect(201);
+    expect((await resources('unused-slot-1')).map((r) => r.slot).sort()).toEqual(['additional', 'selfie']);
+  });
+
+  it('a company level with only company documents: a selfie or a document side is 400', async () => {
+    const token = await session('unused-slot-2', 'UPLOADS_KYB', 'company');
+    for (const slot of ['selfie', 'document_front', 'additional']) {
+      const res = await upload(token, slot, JPEG);
+      expect([res.status, res.body]).toEqual([
+        400,
+        { message: `Slot ${slot} is not used by this verification level; expected one of company_doc` },
+      ]);
+    }
+    expect(await resources('unused-slot-2')).toEqual([]);
+    await upload(token, 'company_doc', PDF, { documentType: 'certificate_of_incorporation' }).expect(201);
+  });
+});

@@ -1,8 +1,12 @@
-import { getAlpha2Codes, getAlpha3Codes } from 'i18n-iso-countries';
+import { getAlpha3Codes } from 'i18n-iso-countries';
 import { z } from 'zod';
+import { ALPHA2_COUNTRY_CODES } from './country-codes';
 
-/** The assigned ISO 3166-1 alpha-2 and alpha-3 codes, from i18n-iso-countries (decision 0476). */
-const COUNTRY_CODES = new Set([...Object.keys(getAlpha2Codes()), ...Object.keys(getAlpha3Codes())]);
+/**
+ * The assigned ISO 3166-1 alpha-2 and alpha-3 codes (decision 0476). The alpha-2 ones are the list the hosted
+ * page offers (`country-codes.ts`, decision 0483); the alpha-3 ones come from i18n-iso-countries.
+ */
+const COUNTRY_CODES = new Set([...ALPHA2_COUNTRY_CODES, ...Object.keys(getAlpha3Codes())]);
 
 export const COUNTRY_CODE_MESSAGE = 'must be an ISO 3166-1 alpha-2 or alpha-3 country code';
 

@@ -19,3 +19,4 @@ export * from './verification-responses';
 export * from './openapi-webhooks';
 export * from './custody-api.openapi';
 export * from './verification-api.openapi';
+export * from './zod-messages';

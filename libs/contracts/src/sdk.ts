@@ -121,4 +121,15 @@ export const STEP_MEDIA_SLOTS: Record<string, readonly string[]> = {
   company_documents: ['company_doc'],
 };
 
+/**
+ * The upload slots a level's steps use, in the order of its steps (decision 0483): `POST /api/v1/sdk/uploads/{slot}`
+ * refuses any other slot, so nothing is stored that no step of the applicant's level reads.
+ */
+export function levelUploadSlots(steps: readonly { kind: string }[]): string[] {
+  const slots = steps.flatMap((step) =>
+    Object.hasOwn(STEP_MEDIA_SLOTS, step.kind) ? STEP_MEDIA_SLOTS[step.kind] : [],
+  );
+  return [...new Set(slots)];
+}
+
 export { SDK_ERROR_CODES, type SdkErrorCode } from './sdk-error-codes';

@@ -254,6 +254,8 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     path: '/v1/applicants/{externalUserId}/company-structure',
     operationId: 'patchCompanyStructure',
     summary: 'Set the negative-declaration flags',
+    description:
+      'Only the flags to change. A name other than the four flags is 400 (`Unrecognized key: "…"`), as on company-info: a misspelt flag is never taken as a change.',
     tags: ['company'],
     params: { path: applicantPath },
     body: { schema: named('CompanyDeclarations', declarationsSchema) },
@@ -560,7 +562,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'sdkUpload',
     summary: 'Upload one file into a slot',
     description:
-      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal. 409 when the verification was already submitted, or when the slot holds its quota of uploads (MEDIA_MAX_UPLOADS_PER_SLOT, 20 by default, superseded ones included; a new link starts with empty slots). 503 with `X-Error-Code: upload_expired` and `Retry-After: 0` when the stored bytes expired before the upload was recorded: nothing is stored; send the same file again.',
+      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal. 400 for a slot no step of the applicant level uses (document_front and document_back: identity_doc; selfie: selfie; liveness_video: liveness; additional: poa; company_doc: company_docs or company_documents). 409 when the verification was already submitted, or when the slot holds its quota of uploads (MEDIA_MAX_UPLOADS_PER_SLOT, 20 by default, superseded ones included; a new link starts with empty slots). 503 with `X-Error-Code: upload_expired` and `Retry-After: 0` when the stored bytes expired before the upload was recorded: nothing is stored; send the same file again.',
     params: { path: z.object({ slot: z.enum(MEDIA_SLOTS) }) },
     body: {
       schema: named(

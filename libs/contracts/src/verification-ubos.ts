@@ -8,12 +8,32 @@ export const UBO_ROLES = ['ubo', 'director', 'shareholder', 'representative'] as
 
 const fullName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const dateOfBirth = pastDateSchema;
-const ownershipPercent = z.number().min(0, 'must be from 0 to 100').max(100, 'must be from 0 to 100');
+/**
+ * A share as the row's `numeric(5,2)` column keeps it: from 0 (a director or representative who holds none) to
+ * 100, with at most 2 decimal places. A finer value (`33.333`, `1e-9`) is refused, never rounded (decision 0483).
+ * The check is on the double JSON gave: `x` has at most 2 decimals when it is the double nearest to its own
+ * 2-decimal rounding, so `0.1`, `33.33` and `12.5` pass and `0.125` does not.
+ */
+export const OWNERSHIP_DECIMALS = 2;
+const OWNERSHIP_RANGE = 'must be from 0 to 100';
+const ownershipPercent = z
+  .number()
+  .min(0, OWNERSHIP_RANGE)
+  .max(100, OWNERSHIP_RANGE)
+  .refine((x) => Number(x.toFixed(OWNERSHIP_DECIMALS)) === x, {
+    error: `must have at most ${OWNERSHIP_DECIMALS} decimal places`,
+  })
+  .meta({
+    description:
+      'Percent from 0 to 100 with at most 2 decimal places; a finer value is refused, never rounded',
+    multipleOf: 0.01,
+  });
 const roles = z
   .array(z.enum(UBO_ROLES, { error: `must be one of ${UBO_ROLES.join(', ')}` }))
   .min(1, 'must hold at least one role')
   .transform((list) => [...new Set(list)]);
-const email = z.email('must be an email address').max(254);
+// No message of its own: the house wording says `must be a string` or `must be an email address` (0483).
+const email = z.email().max(254);
 const nationality = countryCodeSchema;
 
 /** POST .../ubos (DECISIONS): `{fullName, dateOfBirth, ownershipPercent, roles[], email?, nationality?}`. */
@@ -42,13 +62,18 @@ export const uboPatchSchema = z.object({
 });
 export type UboPatchInput = z.infer<typeof uboPatchSchema>;
 
-/** PATCH .../company-structure: the negative-declaration flags. */
-export const declarationsSchema = z.object({
-  hasNoUbos: z.boolean().optional(),
-  hasNoShareholders: z.boolean().optional(),
-  hasNoDirectors: z.boolean().optional(),
-  hasNoRepresentatives: z.boolean().optional(),
-});
+/**
+ * PATCH .../company-structure: the negative-declaration flags. An unknown name is refused (400 `Unrecognized key:
+ * "…"`), as on PATCH .../company-info, rather than ignored: a misspelt flag is never taken as a change (0483).
+ */
+export const declarationsSchema = z
+  .object({
+    hasNoUbos: z.boolean().optional(),
+    hasNoShareholders: z.boolean().optional(),
+    hasNoDirectors: z.boolean().optional(),
+    hasNoRepresentatives: z.boolean().optional(),
+  })
+  .strict();
 export type DeclarationsInput = z.infer<typeof declarationsSchema>;
 
 /** spawn-kyc / regenerate-link body beyond the presentation fields (parsed by `parsePresentation`). */

@@ -110,10 +110,21 @@ function zodFieldErrors(error: ZodError): FieldErrors {
   return errors;
 }
 
+/** A field's path as a client writes it: `ubos[0].fullName`, `steps[2].config` (decision 0483). */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`))
+    .join('');
+}
+
+/**
+ * The first issue as `<field>: <reason>`. The reason is the schema's own message or the house wording of
+ * libs/contracts `houseMessage` (`must be a string`), never zod's default (decision 0483).
+ */
 function zodMessage(error: ZodError): string {
   const first = error.issues[0];
   if (!first) return 'Invalid request';
-  const field = first.path.join('.');
+  const field = fieldPath(first.path);
   return field ? `${field}: ${first.message}` : first.message;
 }
 

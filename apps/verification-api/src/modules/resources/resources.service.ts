@@ -1,6 +1,7 @@
 import { HttpException, Inject, Injectable } from '@nestjs/common';
 import { resourceIdFor, SecretBox, type SdkTokenClaims, verifyResourceId } from '@tessera/auth';
 import {
+  levelUploadSlots,
   MEDIA_SLOTS,
   type MediaKind,
   type MediaResource,
@@ -136,8 +137,9 @@ export class ResourcesService {
     if (!slot) throw badRequest(`Unknown slot ${slotParam}; expected one of ${MEDIA_SLOTS.join(', ')}`);
     if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a file part');
     // The guard's read of this request (it already refused an expired session): uploads close on submit.
-    if ((await this.contexts.take(session))?.enrollmentStatus !== 'open')
-      throw verificationSubmitted(UPLOADS_CLOSED);
+    const context = await this.contexts.take(session);
+    if (context) refuseSlotOutsideLevel(slot, levelUploadSlots(context.level.steps));
+    if (context?.enrollmentStatus !== 'open') throw verificationSubmitted(UPLOADS_CLOSED);
     const fields: Record<string, string> = {};
     let relay: FileRelay<StagedUpload> | undefined;
     let staged: StagedUpload | undefined;
@@ -249,6 +251,16 @@ export class ResourcesService {
   }: ResourceMetadata): PartnerResourceMetadata {
     return metadata;
   }
+}
+
+/** 400 for a slot no step of the session's level uses (decision 0483): its bytes would never be read. */
+function refuseSlotOutsideLevel(slot: MediaSlot, used: readonly string[]): void {
+  if (used.includes(slot)) return;
+  throw badRequest(
+    used.length === 0
+      ? `Slot ${slot} is not used by this verification level, which takes no uploads`
+      : `Slot ${slot} is not used by this verification level; expected one of ${used.join(', ')}`,
+  );
 }
 
 /** The multipart parser's refusals of a body's shape (@fastify/multipart codes), as the client's 400. */
