@@ -159,6 +159,25 @@ describe('UBO rows', () => {
     });
   });
 
+  it('PATCH refuses an unknown key and changes nothing; a row read and sent back whole is an edit (0486)', async () => {
+    const path = '/v1/applicants/co-rows/ubos/1';
+    const before = (await h.http().get(path).set(h.auth(key)).expect(200)).body;
+    const misspelt = await h
+      .http()
+      .patch(path)
+      .set(h.auth(key))
+      .send({ fulName: 'Typo', ownershipPercent: 1 });
+    expect([misspelt.status, misspelt.body]).toEqual([400, { message: 'Unrecognized key: "fulName"' }]);
+    expect((await h.http().get(path).set(h.auth(key)).expect(200)).body).toEqual(before);
+    const edited = await h
+      .http()
+      .patch(path)
+      .set(h.auth(key))
+      .send({ ...before, fullName: 'Renamed' })
+      .expect(200);
+    expect(edited.body).toMatchObject({ ...before, fullName: 'Renamed', updatedAtUtc: expect.any(String) });
+  });
+
   it('removal marks the row removed; later rows keep their index and a new row takes the next one', async () => {
     await company('co-rm');
     await addUbo('co-rm', JANE).expect(201);

@@ -303,10 +303,10 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'patchUbo',
     summary: 'Edit a UBO row',
     description:
-      'Locked fields (linkedApplicantId, source, verificationLinkUrl, verificationLinkExpiresAtUtc) are ignored silently. identityChangedAfterSpawn becomes true after a fullName or dateOfBirth edit of a spawned row.',
+      'Locked fields (linkedApplicantId, source, verificationLinkUrl, verificationLinkExpiresAtUtc) and the rest of the row as read (uboIndex, identityChangedAfterSpawn, removed, createdAtUtc, updatedAtUtc) are ignored silently, so a row read and sent back whole is an edit; any other key answers 400 `Unrecognized key: "…"`. identityChangedAfterSpawn becomes true after a fullName or dateOfBirth edit of a spawned row.',
     tags: ['company'],
     params: { path: uboPath },
-    body: { schema: named('UboPatch', uboPatchSchema) },
+    body: { schema: named('UboPatch', uboPatchSchema.loose()) },
     responses: {
       200: ok('The row after the edit', 'UboRow', r.uboRowResponse),
       400: 'BadRequest',

@@ -48,19 +48,46 @@ export const uboCreateSchema = z.object({
 export type UboCreateInput = z.infer<typeof uboCreateSchema>;
 
 /**
- * PATCH .../ubos/{uboIndex}: any editable field. The locked ones (linkedApplicantId, source,
- * verificationLinkUrl, verificationLinkExpiresAtUtc) and unknown names are stripped, i.e. silently ignored.
- * email and nationality take null to clear them.
+ * PATCH .../ubos/{uboIndex}: any editable field. email and nationality take null to clear them. Any other name
+ * is refused (400 `Unrecognized key: "…"`), as on company-info and company-structure: a misspelt `fulName` is
+ * never taken as an edit (decision 0486). The fields a row reads back with and cannot be edited
+ * (`UBO_READ_ONLY_FIELDS`) are silently ignored, as the contract says of the locked ones: pass the body through
+ * `withoutReadOnlyUboFields` first.
  */
-export const uboPatchSchema = z.object({
-  fullName: fullName.optional(),
-  dateOfBirth: dateOfBirth.optional(),
-  ownershipPercent: ownershipPercent.optional(),
-  roles: roles.optional(),
-  email: email.nullable().optional(),
-  nationality: nationality.nullable().optional(),
-});
+export const uboPatchSchema = z
+  .object({
+    fullName: fullName.optional(),
+    dateOfBirth: dateOfBirth.optional(),
+    ownershipPercent: ownershipPercent.optional(),
+    roles: roles.optional(),
+    email: email.nullable().optional(),
+    nationality: nationality.nullable().optional(),
+  })
+  .strict();
 export type UboPatchInput = z.infer<typeof uboPatchSchema>;
+
+/**
+ * The row's fields a PATCH ignores: the contract's locked four, and the rest of what GET .../ubos/{uboIndex}
+ * returns, so that a row read, changed and sent back whole is an edit, not a 400.
+ */
+export const UBO_READ_ONLY_FIELDS = [
+  'linkedApplicantId',
+  'source',
+  'verificationLinkUrl',
+  'verificationLinkExpiresAtUtc',
+  'uboIndex',
+  'identityChangedAfterSpawn',
+  'removed',
+  'createdAtUtc',
+  'updatedAtUtc',
+] as const;
+
+/** The PATCH body without the fields it silently ignores (`UBO_READ_ONLY_FIELDS`). */
+export function withoutReadOnlyUboFields(body: Record<string, unknown>): Record<string, unknown> {
+  const kept = { ...body };
+  for (const field of UBO_READ_ONLY_FIELDS) delete kept[field];
+  return kept;
+}
 
 /**
  * PATCH .../company-structure: the negative-declaration flags. An unknown name is refused (400 `Unrecognized key:

@@ -10,6 +10,7 @@ import {
   parseUboIndex,
   uboCreateSchema,
   uboPatchSchema,
+  withoutReadOnlyUboFields,
 } from '@tessera/contracts';
 import { type LinkOptions, UbosService } from './ubos.service';
 
@@ -56,7 +57,7 @@ export class UbosController {
     @Param('uboIndex') index: string,
     @Body() body: unknown,
   ) {
-    return this.ubos.patch(partner, id, parseUboIndex(index), uboPatchSchema.parse(jsonObject(body)));
+    return this.ubos.patch(partner, id, parseUboIndex(index), uboPatchSchema.parse(withoutReadOnlyUboFields(jsonObject(body))));
   }
 
   @Delete('ubos/:uboIndex')
