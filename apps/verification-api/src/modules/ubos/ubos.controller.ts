@@ -57,7 +57,12 @@ export class UbosController {
     @Param('uboIndex') index: string,
     @Body() body: unknown,
   ) {
-    return this.ubos.patch(partner, id, parseUboIndex(index), uboPatchSchema.parse(withoutReadOnlyUboFields(jsonObject(body))));
+    return this.ubos.patch(
+      partner,
+      id,
+      parseUboIndex(index),
+      uboPatchSchema.parse(withoutReadOnlyUboFields(jsonObject(body))),
+    );
   }
 
   @Delete('ubos/:uboIndex')
