@@ -796,6 +796,31 @@ describe('reading transactions', () => {
     expect((await own.get(`/vaults?take=10&cursor=${forged}`).expect(200)).body.items).toHaveLength(4);
   });
 
+  it('cursors (0484): one past either end is a normal page; one the service cannot have issued is 400 naming cursor', async () => {
+    await fundedWallet(api, ASSETS.USDT, '1', 'cursor-ends');
+    const cursor = (text: string) => Buffer.from(text).toString('base64url');
+    for (const list of ['/vaults', '/transactions']) {
+      const first = (await api.get(`${list}?take=5`).expect(200)).body;
+      expect(first.items.length).toBeGreaterThan(0);
+      // Older than every row: the page after the last one.
+      const oldest = cursor('1970-01-01T00:00:00.000Z|00000000-0000-0000-0000-000000000000');
+      expect((await api.get(`${list}?take=5&cursor=${oldest}`).expect(200)).body).toEqual({
+        items: [],
+        nextCursor: null,
+      });
+      // Newer than every row: the first page.
+      const newest = cursor('9999-12-31T23:59:59.999Z|ffffffff-ffff-ffff-ffff-ffffffffffff');
+      expect((await api.get(`${list}?take=5&cursor=${newest}`).expect(200)).body).toEqual(first);
+      // Year 0 parses in JavaScript but is no time Postgres stores: the cursor's own 400, not a generic one.
+      for (const never of ['0000-01-01T00:00:00.000Z', '+275760-09-13T00:00:00.000Z']) {
+        const bad = await api
+          .get(`${list}?cursor=${cursor(`${never}|00000000-0000-0000-0000-000000000000`)}`)
+          .expect(400);
+        expect(bad.body.errors).toEqual({ cursor: ['Invalid cursor'] });
+      }
+    }
+  });
+
   it('GET /transactions: default 20, cursor pages in createdAt desc, filters, 400 above 200, 404 across tenants', async () => {
     const a = await fundedWallet(api, ASSETS.USDT, '100');
     const b = await fundedWallet(api, ASSETS.USDT, undefined);

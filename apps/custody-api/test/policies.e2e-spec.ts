@@ -264,6 +264,19 @@ describe('hard rules', () => {
     expect(count!.n).toBe(2);
   });
 
+  it("destinations: an entry's tag takes null as absent, as every optional custody body field does (0484)", async () => {
+    await setPolicy({
+      destinations: { mode: 'deny', entries: [{ asset: 'XRP', address: XRP_DEST, tag: null }] },
+    }).expect(200);
+    const policy = (await api.get('/policies').expect(200)).body;
+    expect(policy.destinations.entries).toEqual([expect.objectContaining({ address: XRP_DEST, tag: null })]);
+    // Still a string when given: an empty one is refused, as before.
+    const empty = await setPolicy({
+      destinations: { mode: 'deny', entries: [{ asset: 'XRP', address: XRP_DEST, tag: '' }] },
+    }).expect(400);
+    expect(Object.keys(empty.body.errors)).toEqual(['destinations.entries.0.tag']);
+  });
+
   it('destinations: an address or tag spelled another way is the same destination (canonical forms)', async () => {
     const w = await fundedWallet(api, ASSETS.BTC, '3');
     const x = await fundedWallet(api, ASSETS.XRP, '5');

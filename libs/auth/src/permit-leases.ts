@@ -10,7 +10,15 @@ export interface PermitLeaseOptions {
   maxShare?: number;
   /** …and never more than this many permits. */
   maxPermits?: number;
+  /**
+   * How long `close` waits for the permits it hands back, in ms (decision 0484): a Redis that hangs at shutdown
+   * must not hold the shutdown. A permit not handed back keeps its slot until its segment leaves the window.
+   */
+  closeTimeoutMs?: number;
 }
+
+/** `PermitLeaseOptions.closeTimeoutMs` by default: the shutdown's own Redis probe waits as long (decision 0478). */
+export const PERMIT_CLOSE_TIMEOUT_MS = 1000;
 
 /** One bucket's permits taken ahead, and how many requests the bucket served since they were taken. */
 interface Lease {
@@ -33,6 +41,7 @@ export class PermitLeases {
   private readonly leases = new Map<string, Lease>();
   private readonly ahead: number;
   private readonly leaseMs: number;
+  private readonly closeTimeoutMs: number;
   private sweeper?: NodeJS.Timeout;
 
   constructor(
@@ -41,6 +50,7 @@ export class PermitLeases {
     options: PermitLeaseOptions = {},
   ) {
     this.leaseMs = options.leaseMs ?? 50;
+    this.closeTimeoutMs = options.closeTimeoutMs ?? PERMIT_CLOSE_TIMEOUT_MS;
     this.ahead = Math.min(options.maxPermits ?? 64, Math.floor(rule.limit * (options.maxShare ?? 0.01)));
   }
 
@@ -109,13 +119,19 @@ export class PermitLeases {
     };
   }
 
-  /** Hands back every permit still held (at shutdown). */
+  /**
+   * Hands back every permit still held (at shutdown), waiting at most `closeTimeoutMs` for Redis: a hung Redis
+   * never answers, and a command with no timeout of its own would hold the shutdown (decision 0484).
+   */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
     const pending = [...this.leases].map(([bucket, lease]) => this.handBack(bucket, lease));
     this.leases.clear();
-    await Promise.all(pending);
+    if (pending.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const givenUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.closeTimeoutMs)));
+    await Promise.race([Promise.all(pending), givenUp]).finally(() => clearTimeout(timer));
   }
 
   /** The unused permits of `lease` go back to Redis; the lease keeps its served count for the next take. */

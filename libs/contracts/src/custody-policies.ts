@@ -71,7 +71,7 @@ export const withdrawalPolicyInput = z
               .object({
                 asset: assetRef,
                 address: z.string().trim().min(1).max(200),
-                tag: z.string().trim().min(1).max(20).optional(),
+                tag: optionalOrNull(z.string().trim().min(1).max(20)),
               })
               .strict(),
           )
@@ -79,7 +79,9 @@ export const withdrawalPolicyInput = z
       })
       .strict()
       .nullable()
-      .default(null),
+      // prefault, not default: zod leaves a default out of the request schema when the value holds a transform
+      // (the entries' optionalOrNull tag); null parses to null either way.
+      .prefault(null),
     /** How long a withdrawal waits for its approvals before it is Cancelled (expired). */
     approvalWindowSeconds: z
       .number()

@@ -5,6 +5,7 @@ import {
   rejectWithdrawalInput,
   sandboxDepositSchema,
   transferSchema,
+  withdrawalPolicyInput,
   withdrawSchema,
 } from './index';
 
@@ -30,6 +31,19 @@ describe('optional custody request fields sent as null', () => {
     for (const field of optional) expect(parsed[field]).toBeUndefined();
     for (const field of Object.keys(required)) {
       expect(schema.safeParse({ ...required, [field]: null }).success).toBe(false);
+    }
+  });
+
+  // Decision 0484: the operator policy's destination entries too.
+  it('policy destination entry', () => {
+    const entry = { asset: 'XRP', address: 'a' };
+    const parsed = withdrawalPolicyInput.parse({
+      destinations: { mode: 'deny', entries: [{ ...entry, tag: null }] },
+    });
+    expect(parsed.destinations?.entries[0]).toEqual(entry);
+    for (const field of Object.keys(entry)) {
+      const body = { destinations: { mode: 'deny', entries: [{ ...entry, [field]: null }] } };
+      expect(withdrawalPolicyInput.safeParse(body).success).toBe(false);
     }
   });
 });

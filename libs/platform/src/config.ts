@@ -33,6 +33,12 @@ export const baseEnvSchema = z.object({
     .regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits and _.:- only')
     .default('tessera'),
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  /**
+   * How long a command on the request path's Redis connection (rate limits, permits, replay cache) may wait for
+   * its reply; past it the request answers 503 with Retry-After: 1 (decision 0484). Never applied to BullMQ's
+   * connections, whose workers block.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(2000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10000),
   /** Producing services only: false leaves the outbox relay idle (another process relays). */
   OUTBOX_RELAY_ENABLED: boolean.default(true),

@@ -47,6 +47,9 @@ const FASTIFY_MESSAGES: Record<string, string> = {
   FST_ERR_CTP_INVALID_TYPE: 'Malformed Content-Type header',
 };
 
+/** The message of ioredis's error for a command that outlived its connection's `commandTimeout`. */
+const REDIS_COMMAND_TIMED_OUT = 'Command timed out';
+
 /**
  * SQLSTATE classes caused by the input reaching Postgres (22: data exception, e.g. a value too long or
  * out of range; 54: program limit, e.g. a jsonb nested past the stack) answer 400; a unique or exclusion
@@ -68,8 +71,10 @@ function databaseError(exception: unknown): NormalizedError | undefined {
   // Connections that died under the pool (pg_terminate_backend, a restart) or a Redis that is away. TypeORM
   // releases a query runner whose connection emitted an error between two queries of a transaction; the
   // next query of that transaction then fails with QueryRunner(Provider)AlreadyReleasedError (nothing committed).
+  // A Redis that hangs fails the request path's commands with ioredis's `Command timed out` (decision 0484).
   if (
     /^QueryRunner(Provider)?AlreadyReleasedError$/.test(name) ||
+    message === REDIS_COMMAND_TIMED_OUT ||
     /Connection terminated|terminating connection|Client has encountered a connection error|ECONNREFUSED|ECONNRESET|Connection is closed|timeout exceeded when trying to connect/i.test(
       message,
     ) ||

@@ -93,6 +93,7 @@ export class PlatformModule {
             createRedis(env.REDIS_URL, {
               connectionName: `${options.service}-requests`,
               enableAutoPipelining: true,
+              commandTimeout: env.REDIS_COMMAND_TIMEOUT_MS,
             }),
         },
         { provide: RedisKeys, useValue: new RedisKeys(env.QUEUE_PREFIX) },

@@ -14,9 +14,26 @@ export function encodeCursor(createdAt: Date | string, id: string): string {
   return Buffer.from(`${new Date(createdAt).toISOString()}|${id}`).toString('base64url');
 }
 
+/**
+ * The times encodeCursor writes (`toISOString` of a stored row's time): years 0001 to 9999. JavaScript also
+ * parses year 0000 and six-digit years, which Postgres does not store, so such a cursor failed in the query
+ * with the generic 400 instead of this one's (decision 0484).
+ */
+const ISSUED_TIME = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * The position a cursor names. Any time the service could have issued is a position, even one before or after
+ * every row (a normal page, possibly empty); anything else is 400 with `errors.cursor` (decision 0484).
+ */
 export function decodeCursor(cursor: string): PageCursor {
   const [createdAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!createdAt || !id || Number.isNaN(Date.parse(createdAt)) || !isUuid(id)) {
+  if (
+    !createdAt ||
+    !id ||
+    !ISSUED_TIME.test(createdAt) ||
+    Number.isNaN(Date.parse(createdAt)) ||
+    !isUuid(id)
+  ) {
     throw new z.ZodError([{ code: 'custom', path: ['cursor'], message: 'Invalid cursor', input: cursor }]);
   }
   return { createdAt, id };
