@@ -35,8 +35,8 @@ const Target = createParamDecorator((_data: unknown, context: ExecutionContext):
 /**
  * Internal HTTP API for the bytes (decision 0111). PUT streams an upload in (raw body, any declared type) and
  * records it; PUT .../staged streams it in and answers a ticket, which POST .../commits records and
- * POST .../discards throws away (decision 0457); GET streams it out with one optional Range (304 when If-None-Match names it); HEAD answers the
- * same headers without the body.
+ * POST .../discards throws away (decision 0457); GET streams it out with one optional Range, or answers 304
+ * when If-None-Match names it (decision 0487); HEAD answers the same headers without the body.
  */
 @Controller('internal/v1/resources')
 @UseGuards(InternalAuthGuard)
