@@ -383,6 +383,42 @@ describe.each([
       expect(await files()).toBe(filesBefore);
     });
 
+    it('an empty upload is 400 "The file is empty", never 415, on the plain and the staged PUT; nothing stored (decision 0487)', async () => {
+      const [before, filesBefore] = [await rows(), await files()];
+      const staged = http()
+        .put(`/internal/v1/resources/${enrollmentId}/document_front/staged?${owner}`)
+        .set(AUTH)
+        .set('content-type', 'application/octet-stream')
+        .send(Buffer.alloc(0));
+      for (const res of [await put('document_front', Buffer.alloc(0)), await staged]) {
+        expect([res.status, res.body]).toEqual([400, { message: 'The file is empty' }]);
+      }
+      expect(await rows()).toBe(before);
+      expect(await files()).toBe(filesBefore);
+    });
+
+    it('If-None-Match naming the ETag (weakly, in a list, or *) answers 304 with the validators and no body; another tag the bytes (decision 0487)', async () => {
+      const path = `/internal/v1/resources/${enrollmentId}/selfie/1?${owner}`;
+      const etag = (await http().head(path).set(AUTH).expect(200)).headers.etag as string;
+      for (const tag of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+        for (const method of ['get', 'head'] as const) {
+          const res = await http()[method](path).set(AUTH).set('if-none-match', tag);
+          expect([tag, method, res.status]).toEqual([tag, method, 304]);
+          expect(res.headers.etag).toBe(etag);
+          expect(res.headers['last-modified']).toEqual(expect.any(String));
+          expect(res.headers['content-type']).toBeUndefined();
+          expect(res.headers['content-length']).toBeUndefined();
+          expect(res.text ?? '').toBe('');
+        }
+      }
+      // Even with a Range: the client has the whole representation.
+      await http().get(path).set(AUTH).set('if-none-match', etag).set('range', 'bytes=0-3').expect(304);
+      const other = await http().get(path).set(AUTH).set('if-none-match', '"other", W/"x"').expect(200);
+      expect(Buffer.from(other.body).equals(JPEG)).toBe(true);
+      const part = await http().get(path).set(AUTH).set('if-none-match', '"other"').set('range', 'bytes=0-3');
+      expect([part.status, part.headers['content-range']]).toEqual([206, `bytes 0-3/${JPEG.length}`]);
+    });
+
     it('an upload the client aborts half-way leaves nothing behind', async () => {
       const [before, filesBefore] = [await rows(), await files()];
       const { port } = app.getHttpServer().address() as { port: number };

@@ -114,6 +114,23 @@ describe('POST /api/v1/sdk/uploads/{slot}', () => {
     expect(blobs()).toHaveLength(blobsBefore);
   });
 
+  it('400 "The file is empty" for an empty file part, never 415, with or without labels: nothing stored (decision 0487)', async () => {
+    const [rowsBefore, blobsBefore] = [await rows(), blobs().length];
+    for (const fields of [{}, { documentType: 'PASSPORT' }] as Record<string, string>[]) {
+      const res = await upload(a.token, 'document_front', Buffer.alloc(0), {
+        fields,
+        contentType: 'image/jpeg',
+      });
+      expect([res.status, res.body, res.headers['x-error-code']]).toEqual([
+        400,
+        { message: 'The file is empty' },
+        undefined,
+      ]);
+    }
+    expect(await rows()).toBe(rowsBefore);
+    expect(blobs()).toHaveLength(blobsBefore);
+  });
+
   it('400 for an unknown slot, a bad label, a missing file part; 401 without a valid token', async () => {
     expect((await upload(a.token, 'passport', JPEG).expect(400)).body.message).toMatch(/slot/);
     await upload(a.token, 'document_back', JPEG, { fields: { side: 'left' } }).expect(400);
@@ -338,6 +355,42 @@ describe('partner resources', () => {
       expect(whole.headers['content-length']).toBe(String(MP4.length));
       expect(binary(whole).equals(MP4)).toBe(true);
     }
+  });
+
+  it('If-None-Match naming the ETag (weakly, in a list, or *) gives 304 with ETag and no body; another tag the bytes (decision 0487)', async () => {
+    const path = `/v1/applicants/${a.externalUserId}/resources/${second.id}`;
+    const etag = `"${sha(PNG)}"`;
+    for (const tag of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      for (const method of ['get', 'head'] as const) {
+        const http = h.http();
+        const res = await http[method](path)
+          .set(h.auth(a.key))
+          .set('if-none-match', tag)
+          .buffer(true)
+          .parse(collect);
+        expect([tag, method, res.status]).toEqual([tag, method, 304]);
+        expect(res.headers).toMatchObject({ etag, 'cache-control': 'private, no-store' });
+        expect(res.headers['last-modified']).toEqual(expect.any(String));
+        expect(res.headers['content-type']).toBeUndefined();
+        expect(res.headers['content-length']).toBeUndefined();
+        expect(res.headers['transfer-encoding']).toBeUndefined();
+      }
+    }
+    // With a Range too: the partner holds the whole file.
+    await partner(a.key, path).set('if-none-match', etag).set('range', 'bytes=0-3').expect(304);
+    const whole = await partner(a.key, path)
+      .set('if-none-match', `"${sha(JPEG)}"`)
+      .buffer(true)
+      .parse(collect)
+      .expect(200);
+    expect(binary(whole).equals(PNG)).toBe(true);
+    const part = await partner(a.key, path)
+      .set('if-none-match', `"${sha(JPEG)}"`)
+      .set('range', 'bytes=0-3')
+      .buffer(true)
+      .parse(collect)
+      .expect(206);
+    expect(binary(part).equals(PNG.subarray(0, 4))).toBe(true);
   });
 
   it('404 for a forged id, an id of another applicant and of another product; 403 for another product’s applicant', async () => {

@@ -136,6 +136,13 @@ const productPath = z.object({ productId: z.string().uuid() });
 const resourcePath = applicantPath.extend({
   resourceId: z.string().describe('{enrollmentIdHex32}.{slotCode}.{hmac16}'),
 });
+const ifNoneMatchHeader = z
+  .string()
+  .optional()
+  .describe('ETags the client holds (comma-separated, weak or strong) or *: 304 when one is the upload’s');
+const notModified = {
+  description: 'Not modified: ETag, Last-Modified and Cache-Control, no body (decision 0487)',
+};
 const sessionQuery = z.object({
   verificationLevelName: z.string().describe('The level to verify against'),
   ...presentationParamsSchema.shape,
@@ -458,11 +465,15 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'getResourceBytes',
     summary: 'The raw bytes of an active or historical upload',
     description:
-      'Streamed. Content-Type is the sniffed MIME; Content-Length, Accept-Ranges: bytes and ETag (the sha256) are sent, and HEAD answers the same headers. One `Range: bytes=a-b` gives 206 with Content-Range; an unsatisfiable range gives 416. A forged id, or one of another applicant or product, gives 404.',
+      'Streamed. Content-Type is the sniffed MIME; Content-Length, Accept-Ranges: bytes and ETag (the sha256) are sent, and HEAD answers the same headers. One `Range: bytes=a-b` gives 206 with Content-Range; an unsatisfiable range gives 416; with If-Range, the range is served only while it names the ETag or Last-Modified exactly (otherwise 200, the whole file). If-None-Match naming the ETag (weak comparison, a list, or *) gives 304 with ETag, Last-Modified and Cache-Control and no body, whatever the Range. A forged id, or one of another applicant or product, gives 404.',
     tags: ['resources'],
     params: {
       path: resourcePath,
-      header: z.object({ Range: z.string().optional().describe('One range, e.g. bytes=0-1048575') }),
+      header: z.object({
+        Range: z.string().optional().describe('One range, e.g. bytes=0-1048575'),
+        'If-Range': z.string().optional().describe('The ETag or Last-Modified the range must belong to'),
+        'If-None-Match': ifNoneMatchHeader,
+      }),
     },
     responses: {
       200: {
@@ -473,6 +484,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
         description: 'One range of the bytes (Content-Range)',
         content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
       },
+      304: notModified,
       416: { description: 'Range not satisfiable (Content-Range: bytes */size)' },
       ...APPLICANT,
     },
@@ -483,11 +495,12 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'headResource',
     summary: 'Size and MIME probe of a resource (the headers of GET, no body)',
     tags: ['resources'],
-    params: { path: resourcePath },
+    params: { path: resourcePath, header: z.object({ 'If-None-Match': ifNoneMatchHeader }) },
     responses: {
       200: {
         description: 'Content-Type (the sniffed MIME), Content-Length, Accept-Ranges and ETag, no body',
       },
+      304: notModified,
       ...APPLICANT,
     },
   }),
@@ -562,7 +575,7 @@ export const VERIFICATION_ROUTES: RouteSpec[] = [
     operationId: 'sdkUpload',
     summary: 'Upload one file into a slot',
     description:
-      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal. 400 for a slot no step of the applicant level uses (document_front and document_back: identity_doc; selfie: selfie; liveness_video: liveness; additional: poa; company_doc: company_docs or company_documents). 409 when the verification was already submitted, or when the slot holds its quota of uploads (MEDIA_MAX_UPLOADS_PER_SLOT, 20 by default, superseded ones included; a new link starts with empty slots). 503 with `X-Error-Code: upload_expired` and `Retry-After: 0` when the stored bytes expired before the upload was recorded: nothing is stored; send the same file again.',
+      'multipart/form-data: optional text fields documentType, side and source, then one file part named "file". The type is sniffed from the bytes: image slots take jpeg, png, heic, webp; company_doc and additional also pdf; liveness_video webm and mp4. The upload is kept only once the whole body has been read: nothing is stored on a refusal. 400 `The file is empty` for a file part of zero bytes. 400 for a slot no step of the applicant level uses (document_front and document_back: identity_doc; selfie: selfie; liveness_video: liveness; additional: poa; company_doc: company_docs or company_documents). 409 when the verification was already submitted, or when the slot holds its quota of uploads (MEDIA_MAX_UPLOADS_PER_SLOT, 20 by default, superseded ones included; a new link starts with empty slots). 503 with `X-Error-Code: upload_expired` and `Retry-After: 0` when the stored bytes expired before the upload was recorded: nothing is stored; send the same file again.',
     params: { path: z.object({ slot: z.enum(MEDIA_SLOTS) }) },
     body: {
       schema: named(

@@ -18,7 +18,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { resourceKeySchema, stagedTicketSchema, uploadTargetSchema } from './dto';
 import { InternalAuthGuard } from './internal-auth.guard';
 import { ResourcesService, type UploadTarget } from './resources.service';
-import { ifRangeHolds, parseRange } from './upload-meter';
+import { ifNoneMatchHolds, ifRangeHolds, parseRange } from './upload-meter';
 
 /**
  * The upload a route names: `{enrollmentId}/{slot}` from the path, the owner (`productId`, `applicantId`) and the
@@ -35,8 +35,8 @@ const Target = createParamDecorator((_data: unknown, context: ExecutionContext):
 /**
  * Internal HTTP API for the bytes (decision 0111). PUT streams an upload in (raw body, any declared type) and
  * records it; PUT .../staged streams it in and answers a ticket, which POST .../commits records and
- * POST .../discards throws away (decision 0457); GET streams it out with one optional Range; HEAD answers the
- * same headers without the body.
+ * POST .../discards throws away (decision 0457); GET streams it out with one optional Range, or answers 304
+ * when If-None-Match names it (decision 0487); HEAD answers the same headers without the body.
  */
 @Controller('internal/v1/resources')
 @UseGuards(InternalAuthGuard)
@@ -110,11 +110,14 @@ export class ResourcesController {
     const size = resource.sizeBytes;
     const etag = `"${resource.sha256}"`;
     const lastModified = new Date(resource.addedAtUtc).toUTCString();
-    reply
-      .header('content-type', resource.mime)
-      .header('accept-ranges', 'bytes')
-      .header('etag', etag)
-      .header('last-modified', lastModified);
+    reply.header('etag', etag).header('last-modified', lastModified);
+    const ifNoneMatch = request.headers['if-none-match'];
+    if (ifNoneMatchHolds(typeof ifNoneMatch === 'string' ? ifNoneMatch : undefined, etag)) {
+      // The client holds these bytes (RFC 9110 §13.1.2, §15.4.5): the validators, no body, no Range.
+      await reply.status(304).send();
+      return;
+    }
+    reply.header('content-type', resource.mime).header('accept-ranges', 'bytes');
     const ifRange = request.headers['if-range'];
     const range = ifRangeHolds(typeof ifRange === 'string' ? ifRange : undefined, { etag, lastModified })
       ? parseRange(request.headers.range, size)

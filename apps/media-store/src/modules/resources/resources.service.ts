@@ -31,7 +31,7 @@ import {
   type TicketKeys,
   ticketKeysFrom,
 } from './staged-ticket';
-import { TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
+import { EmptyFileError, TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
 
 export interface UploadTarget {
   productId: string;
@@ -63,11 +63,13 @@ const stagedUploadExpired = (
 const asHttpError = (err: unknown): unknown =>
   err instanceof UnsupportedTypeError
     ? new AppException(415, err.message)
-    : err instanceof TooLargeError
-      ? new AppException(413, err.message)
-      : err instanceof SlotFullError
-        ? new AppException(409, err.message, undefined, SDK_ERROR_CODES.uploadLimit)
-        : err;
+    : err instanceof EmptyFileError
+      ? new AppException(400, err.message)
+      : err instanceof TooLargeError
+        ? new AppException(413, err.message)
+        : err instanceof SlotFullError
+          ? new AppException(409, err.message, undefined, SDK_ERROR_CODES.uploadLimit)
+          : err;
 
 /** Stores uploads (sniffed, hashed, size-limited while they stream) and serves their bytes and metadata. */
 @Injectable()

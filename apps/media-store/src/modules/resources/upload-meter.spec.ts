@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ifRangeHolds, parseRange, TooLargeError, UnsupportedTypeError, UploadMeter } from './upload-meter';
+import {
+  EmptyFileError,
+  ifNoneMatchHolds,
+  ifRangeHolds,
+  parseRange,
+  TooLargeError,
+  UnsupportedTypeError,
+  UploadMeter,
+} from './upload-meter';
 
 // A PNG signature and IHDR chunk start: enough for file-type to say image/png.
 const PNG_HEAD = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
@@ -48,14 +56,14 @@ describe('UploadMeter', () => {
     expect((await meter([heif('mif1')], images, 1e6)).m.mime).toBe('image/heif');
   });
 
-  it('refuses a type outside the slot, unknown bytes and an empty body', async () => {
+  it('refuses a type outside the slot and unknown bytes as such, an empty body as empty (decision 0487)', async () => {
     await expect(meter([PNG_HEAD, Buffer.alloc(5000)], ['image/jpeg'], 1e6)).rejects.toBeInstanceOf(
       UnsupportedTypeError,
     );
     await expect(meter([Buffer.from('plain text')], ['image/png'], 1e6)).rejects.toBeInstanceOf(
       UnsupportedTypeError,
     );
-    await expect(meter([], ['image/png'], 1e6)).rejects.toBeInstanceOf(UnsupportedTypeError);
+    await expect(meter([], ['image/png'], 1e6)).rejects.toBeInstanceOf(EmptyFileError);
   });
 
   it('refuses as unknown the headers the sniffer throws on (cut short: PNG signature, ID3, TIFF, EBML)', async () => {
@@ -104,5 +112,18 @@ describe('ifRangeHolds', () => {
     expect(ifRangeHolds('"abd"', validators)).toBe(false);
     expect(ifRangeHolds('W/"abc"', validators)).toBe(false);
     expect(ifRangeHolds('Sat, 28 Nov 2026 13:00:01 GMT', validators)).toBe(false);
+  });
+});
+
+describe('ifNoneMatchHolds', () => {
+  it('holds for the ETag, its weak form, a list holding it, and *', () => {
+    for (const header of ['"abc"', 'W/"abc"', ' "x" , W/"abc" ', '*']) {
+      expect([header, ifNoneMatchHolds(header, '"abc"')]).toEqual([header, true]);
+    }
+  });
+  it('fails without the header and for other tags', () => {
+    for (const header of [undefined, '', '"abd"', '"x", "y"', 'abc', '"abc']) {
+      expect([header, ifNoneMatchHolds(header, '"abc"')]).toEqual([header, false]);
+    }
   });
 });

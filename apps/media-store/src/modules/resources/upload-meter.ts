@@ -11,6 +11,13 @@ export class UnsupportedTypeError extends Error {
   }
 }
 
+/** An upload of zero bytes: there is nothing to classify or keep (decision 0487). */
+export class EmptyFileError extends Error {
+  constructor() {
+    super('The file is empty');
+  }
+}
+
 export class TooLargeError extends Error {
   constructor(readonly limitBytes: number) {
     super(`The file exceeds the limit of ${limitBytes} bytes`);
@@ -57,6 +64,7 @@ export class UploadMeter extends Transform {
 
   override _flush(callback: TransformCallback): void {
     if (this.mime !== undefined) return callback();
+    if (this.size === 0) return callback(new EmptyFileError());
     this.decide().then(() => callback(), callback);
   }
 
@@ -85,7 +93,6 @@ async function sniff(head: Buffer): Promise<FileTypeResult | undefined> {
   }
 }
 
-/** One `Range: bytes=…` against a blob of `size` bytes (RFC 9110): absent or not a single byte range → full. */
 /**
  * Whether a request's `If-Range` lets its Range be served (RFC 9110 §13.1.5): absent, or naming the
  * representation exactly, by its strong ETag or by its Last-Modified date. Otherwise the Range is ignored and
@@ -101,6 +108,19 @@ export function ifRangeHolds(
   return value.startsWith('"') ? value === validators.etag : value === validators.lastModified;
 }
 
+/**
+ * Whether a request's `If-None-Match` names the representation (RFC 9110 §13.1.2), so a GET or HEAD answers
+ * 304: `*`, or a comma-separated list holding its ETag, compared weakly (`W/"x"` matches `"x"`).
+ */
+export function ifNoneMatchHolds(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (ifNoneMatch === undefined) return false;
+  const value = ifNoneMatch.trim();
+  if (value === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return value.split(',').some((tag) => opaque(tag) === opaque(etag));
+}
+
+/** One `Range: bytes=…` against a blob of `size` bytes (RFC 9110): absent or not a single byte range → full. */
 export function parseRange(
   header: string | undefined,
   size: number,

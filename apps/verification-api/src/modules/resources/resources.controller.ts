@@ -5,14 +5,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
 import type { PartnerContext } from '../products/products.service';
 import { SdkAuthGuard, SdkSession } from '../sessions/sdk-auth.guard';
-import type { MediaBytes, RangeHeaders } from './resources.repository';
+import { CONDITIONAL_HEADERS, type ConditionalHeaders, type MediaBytes } from './resources.repository';
 import { ResourcesService } from './resources.service';
 
-function rangeOf(request: FastifyRequest): RangeHeaders {
-  const { range, 'if-range': ifRange } = request.headers;
-  const headers: RangeHeaders = {};
-  if (typeof range === 'string') headers.range = range;
-  if (typeof ifRange === 'string') headers['if-range'] = ifRange;
+/** The partner's conditional headers for the bytes endpoint, passed on to media-store. */
+function conditionalOf(request: FastifyRequest): ConditionalHeaders {
+  const headers: ConditionalHeaders = {};
+  for (const name of CONDITIONAL_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
   return headers;
 }
 
@@ -28,11 +30,20 @@ async function relay(reply: FastifyReply, bytes: MediaBytes): Promise<void> {
     await reply.send({ message: 'The requested range is not satisfiable' });
     return;
   }
+  if (bytes.status === 304) {
+    // Not modified: the validators and the caching headers above, no body and no Content-Length.
+    for (const name of ['etag', 'last-modified'] as const) {
+      const value = bytes.headers[name];
+      if (value) reply.header(name, value);
+    }
+    await reply.send();
+    return;
+  }
   reply.headers(bytes.headers);
   await reply.send(bytes.body);
 }
 
-/** Partner resources (contract "Resources"): list, bytes with HEAD and one Range, upload history. */
+/** Partner resources (contract "Resources"): list, bytes with HEAD, one Range and conditional GET, upload history. */
 @Controller('v1/applicants/:externalUserId')
 @UseGuards(PartnerAuthGuard)
 export class ResourcesController {
@@ -57,7 +68,7 @@ export class ResourcesController {
   ) {
     await relay(
       reply,
-      await this.resources.partnerBytes(partner, externalUserId, resourceId, 'HEAD', rangeOf(request)),
+      await this.resources.partnerBytes(partner, externalUserId, resourceId, 'HEAD', conditionalOf(request)),
     );
   }
 
@@ -71,7 +82,7 @@ export class ResourcesController {
   ) {
     await relay(
       reply,
-      await this.resources.partnerBytes(partner, externalUserId, resourceId, 'GET', rangeOf(request)),
+      await this.resources.partnerBytes(partner, externalUserId, resourceId, 'GET', conditionalOf(request)),
     );
   }
 

@@ -60,15 +60,17 @@ export interface StagedUpload {
 const stagedReplySchema = z.object({ ticket: z.string() });
 
 /**
- * The partner's `Range` and `If-Range`, passed through to media-store, which serves the range only while
- * `If-Range` (when sent) names the upload's ETag or Last-Modified (RFC 9110 §13.1.5; decision 0479).
+ * The partner's `Range`, `If-Range` and `If-None-Match`, passed through to media-store, which serves the range
+ * only while `If-Range` (when sent) names the upload's ETag or Last-Modified (RFC 9110 §13.1.5; decision 0479),
+ * and answers 304 when `If-None-Match` names its ETag (§13.1.2; decision 0487).
  */
-export type RangeHeaders = Partial<Record<'range' | 'if-range', string>>;
+export const CONDITIONAL_HEADERS = ['range', 'if-range', 'if-none-match'] as const;
+export type ConditionalHeaders = Partial<Record<(typeof CONDITIONAL_HEADERS)[number], string>>;
 
 export interface MediaBytes {
   status: number;
   headers: Record<string, string>;
-  /** The body (absent for HEAD and for 416); the caller must consume or destroy it. */
+  /** The body (absent for HEAD, 304 and 416); the caller must consume or destroy it. */
   body?: IncomingMessage;
 }
 
@@ -100,24 +102,32 @@ export class ResourcesRepository implements OnModuleDestroy {
     return (await this.rpc.send(MEDIA_RPC.LIST, request, mediaListReplySchema)).items;
   }
 
-  /** GET or HEAD of one upload's bytes, with the partner's Range and If-Range passed through. */
-  async open(key: MediaKey, method: 'GET' | 'HEAD', range: RangeHeaders = {}): Promise<MediaBytes> {
+  /** GET or HEAD of one upload's bytes, with the partner's conditional headers passed through. */
+  async open(
+    key: MediaKey,
+    method: 'GET' | 'HEAD',
+    conditional: ConditionalHeaders = {},
+  ): Promise<MediaBytes> {
     const url = this.url(`${key.enrollmentId}/${key.slot}/${key.seq}`, {
       productId: key.productId,
       applicantId: key.applicantId,
     });
-    const response = await this.send(url, method, range.range ? range : {});
-    const headers: Record<string, string> = {};
+    // If-Range means nothing without a Range.
+    const { 'if-range': ifRange, ...headers } = conditional;
+    const sent = conditional.range && ifRange ? { ...headers, 'if-range': ifRange } : headers;
+    const response = await this.send(url, method, sent);
+    const relayed: Record<string, string> = {};
     for (const name of RELAYED) {
       const value = response.headers[name];
-      if (typeof value === 'string') headers[name] = value;
+      if (typeof value === 'string') relayed[name] = value;
     }
-    if (response.statusCode === 200 || response.statusCode === 206 || response.statusCode === 416) {
-      if (method === 'HEAD' || response.statusCode === 416) {
+    const status = response.statusCode ?? 502;
+    if ([200, 206, 304, 416].includes(status)) {
+      if (method === 'HEAD' || status === 304 || status === 416) {
         response.resume();
-        return { status: response.statusCode, headers };
+        return { status, headers: relayed };
       }
-      return { status: response.statusCode, headers, body: response };
+      return { status, headers: relayed, body: response };
     }
     throw await this.failure(response);
   }

@@ -25,7 +25,7 @@ import { recordUpload } from './enrollment-uploads';
 import { FileRelay } from './file-relay';
 import {
   type MediaBytes,
-  type RangeHeaders,
+  type ConditionalHeaders,
   ResourcesRepository,
   type StagedUpload,
 } from './resources.repository';
@@ -119,16 +119,16 @@ export class ResourcesService {
     return { items: rows, totalItems: rows.length };
   }
 
-  /** GET or HEAD /v1/applicants/{externalUserId}/resources/{resourceId}, one Range (and If-Range) passed through. */
+  /** GET or HEAD /v1/applicants/{externalUserId}/resources/{resourceId}, Range, If-Range and If-None-Match passed on. */
   async partnerBytes(
     partner: PartnerContext,
     externalUserId: string,
     resourceId: string,
     method: 'GET' | 'HEAD',
-    range?: RangeHeaders,
+    conditional?: ConditionalHeaders,
   ): Promise<MediaBytes> {
     const applicant = await this.applicants.resolve(partner, externalUserId);
-    return this.bytes(partner.productId, applicant.id, resourceId, method, range);
+    return this.bytes(partner.productId, applicant.id, resourceId, method, conditional);
   }
 
   /** POST /api/v1/sdk/uploads/{slot} (DECISIONS "Hosted SDK API"): the file part streams on to media-store. */
@@ -207,7 +207,7 @@ export class ResourcesService {
     applicantId: string,
     resourceId: string,
     method: 'GET' | 'HEAD',
-    range?: RangeHeaders,
+    conditional?: ConditionalHeaders,
   ): Promise<MediaBytes> {
     const parts = verifyResourceId(resourceId, { productId, applicantId }, this.idKey);
     const slot = parts && slotForCode(parts.slotLetter);
@@ -215,7 +215,7 @@ export class ResourcesService {
     return this.repository.open(
       { productId, applicantId, enrollmentId: parts.enrollmentId, slot, seq: parts.seq },
       method,
-      range,
+      conditional,
     );
   }
 
