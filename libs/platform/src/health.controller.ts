@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
+import { DEFAULT_RETRY_AFTER_SECONDS } from './exception-filters';
 import { withTimeout } from './redis';
 import { PLATFORM_OPTIONS, REDIS, type PlatformOptions } from './tokens';
 
@@ -26,7 +27,11 @@ async function check(run: () => Promise<unknown>, what: string): Promise<Depende
   }
 }
 
-/** Anonymous liveness and readiness: 200 when Postgres and Redis answer, 503 when either does not. */
+/**
+ * Anonymous liveness and readiness: 200 when Postgres and Redis answer, 503 when either does not. The 503 carries
+ * `Retry-After: 1` like every other 503 of ours (decisions 0479, 0488), so a client or a load balancer that honours
+ * it looks again soon.
+ */
 @ApiExcludeController()
 @Controller()
 export class HealthController {
@@ -43,6 +48,7 @@ export class HealthController {
       check(() => this.redis.ping(), 'redis'),
     ]);
     const up = postgres.status === 'up' && redis.status === 'up';
+    if (!up) reply.header('retry-after', String(DEFAULT_RETRY_AFTER_SECONDS));
     reply
       .status(up ? 200 : 503)
       .header('cache-control', 'no-store')

@@ -73,19 +73,31 @@ function run(
   return { child, ended };
 }
 
-async function healthStatus(port: number): Promise<number> {
-  return fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(3000) })
-    .then((r) => r.status)
-    .catch(() => 0);
+/** One /health answer: its status (0 when none came) and its Retry-After, if any. */
+interface HealthAnswer {
+  status: number;
+  retryAfter: string | null;
 }
 
-async function waitForHealth(port: number, status: number, withinMs: number): Promise<boolean> {
+async function healthAnswer(port: number): Promise<HealthAnswer> {
+  return fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(3000) })
+    .then((r) => ({ status: r.status, retryAfter: r.headers.get('retry-after') }))
+    .catch(() => ({ status: 0, retryAfter: null }));
+}
+
+/** The first /health answer with `status` within `withinMs`, or undefined. */
+async function waitForHealth(
+  port: number,
+  status: number,
+  withinMs: number,
+): Promise<HealthAnswer | undefined> {
   const deadline = Date.now() + withinMs;
   while (Date.now() < deadline) {
-    if ((await healthStatus(port)) === status) return true;
+    const answer = await healthAnswer(port);
+    if (answer.status === status) return answer;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -141,7 +153,7 @@ export async function stopDuringRedisOutage(
   main: string,
   env: Record<string, string>,
   outage: RedisOutage = 'cut',
-): Promise<EndedProcess & { shutdownMs: number; reportedDown: boolean }> {
+): Promise<EndedProcess & { shutdownMs: number; reportedDown: boolean; downRetryAfter: string | null }> {
   const proxy = await startTcpProxy('127.0.0.1', Number(new URL(TEST_REDIS_URL).port || 6379));
   const port = await freePort();
   const { child, ended } = run(main, {
@@ -159,14 +171,19 @@ export async function stopDuringRedisOutage(
     if (outage === 'cut') proxy.cut();
     else proxy.hold();
     const cutAt = Date.now();
-    const reportedDown = await waitForHealth(port, 503, 10_000);
+    const down = await waitForHealth(port, 503, 10_000);
     await new Promise((r) => setTimeout(r, Math.max(0, cutAt + OUTAGE_BEFORE_STOP_MS - Date.now())));
     const stopped = Date.now();
     child.kill('SIGTERM');
     const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     const result = await ended;
     clearTimeout(killer);
-    return { ...result, shutdownMs: Date.now() - stopped, reportedDown };
+    return {
+      ...result,
+      shutdownMs: Date.now() - stopped,
+      reportedDown: down !== undefined,
+      downRetryAfter: down?.retryAfter ?? null,
+    };
   } finally {
     await proxy.close();
   }
@@ -243,6 +260,8 @@ export function describeRedisOutage(
       async (_role, outage, entry) => {
         const stop = await stopDuringRedisOutage(entry, envFor(), outage);
         expect(stop.reportedDown).toBe(true);
+        // Like every other 503, /health's tells a client when to look again (decision 0488).
+        expect(stop.downRetryAfter).toBe('1');
         expect({ code: stop.code, signal: stop.signal, stderr: stop.stderr }).toEqual({
           code: 0,
           signal: null,
