@@ -4,6 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { refuseWhileClosing } from './closing';
 import { normalizeError } from './exception-filters';
 import { refuseUnstorableInput } from './input-edge';
 import { refuseDefaultParsedNonJson } from './json-bodies';
@@ -82,6 +83,8 @@ export function createFastifyAdapter(
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkError as never,
     clientErrorHandler,
+    // Our own hook answers requests that arrive while the server closes, in the contract's shape (0489).
+    return503OnClosing: false,
   });
 }
 
@@ -105,6 +108,7 @@ export async function configureApp(
   });
   // Security headers for a JSON API (docs/decisions/0012): nothing here is meant to be framed or run as a page.
   addSecurityHeaders(fastify, securityHeaderValues());
+  refuseWhileClosing(fastify);
   refuseUnstorableInput(fastify);
   refuseDefaultParsedNonJson(fastify);
   bindRequestLogger(fastify, app.get(ROOT_LOGGER));

@@ -29,6 +29,7 @@ export * from './repeating-task';
 export * from './ttl-cache';
 export * from './retention-pass';
 export * from './cache-invalidation';
+export * from './closing';
 export * from './input-edge';
 export * from './json-bodies';
 export * from './query-numbers';
