@@ -16,5 +16,6 @@ export * from './service-process';
 export * from './stop-after-boot';
 export * from './chaos';
 export * from './ids';
+export * from './redis-hang';
 export * from './redis-outage';
 export * from './built-entry-points';
