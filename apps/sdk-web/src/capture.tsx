@@ -101,6 +101,11 @@ export function UploadSlot({
     const file = input.files?.[0];
     input.value = '';
     if (!file) return;
+    // Nothing to send: the server would refuse it as empty (decision 0487), and trying again would not help.
+    if (file.size === 0) {
+      setError(t('fileEmpty'));
+      return;
+    }
     const type = typeOf(file);
     if (!types.includes(type)) {
       setError(t('fileTypeRefused', { types: typeNames(types) }));

@@ -719,6 +719,14 @@ describe('hosted page', () => {
       'This file type is not accepted. Please use JPG, PNG, HEIC, WEBP.',
     );
     await shot(page, '10-identity-document');
+    // An empty file is refused by the page itself, before anything is sent (decision 0487).
+    await page
+      .locator('#doc-front-file')
+      .setInputFiles({ name: 'empty.png', mimeType: 'image/png', buffer: Buffer.alloc(0) });
+    await expect(page.locator('#doc-front-error').textContent()).resolves.toBe(
+      'This file is empty. Please choose another file.',
+    );
+    await expect(page.locator('#doc-front-status').textContent()).resolves.toBe('');
     // Continue without the captures: the missing side is named.
     await page.getByRole('button', { name: 'Continue' }).click();
     await expect(page.locator('#screen-error').textContent()).resolves.toBe('Please add: Front side.');
