@@ -24,8 +24,10 @@ import {
   type JobsOptions,
   type MinimalJob,
   Queue,
+  RedisConnection,
   UnrecoverableError,
   Worker,
+  type WorkerOptions,
 } from 'bullmq';
 import type Redis from 'ioredis';
 import { bullPrefix, connectionErrorLog, isConnectionError, probeUnreachable } from './redis';
@@ -70,6 +72,37 @@ export async function closeWhenConnected(
     new Promise((resolve) => (timer = setTimeout(resolve, settleMs))),
   ]).finally(() => clearTimeout(timer));
   await target.close();
+}
+
+/**
+ * BullMQ's Redis connection, except that an `error` it emits once close() has taken its listeners off is dropped
+ * instead of thrown (decision 0492). A queue or worker asks Redis for its version (INFO) when it is created; one
+ * first used while Redis hangs is still waiting for that answer when the shutdown closes it. The shutdown then
+ * ends the service's connection, the INFO fails with "Connection is closed.", and BullMQ emits that failure on a
+ * connection no one listens to any more: Node exited 1 with the stack on stderr. Nothing is lost by dropping it:
+ * the queue is closed, and the failure is of a question no one waits for.
+ */
+export class QuietAfterCloseConnection extends RedisConnection {
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'error' && this.closing && this.listenerCount('error') === 0) return false;
+    return super.emit(event, ...args);
+  }
+}
+
+/**
+ * A BullMQ worker whose connections are QuietAfterCloseConnection's: the shared one through the constructor's
+ * `Connection` argument, and the blocking one, a duplicate BullMQ creates itself and keeps private, by giving it
+ * the same `emit` (decision 0492).
+ */
+export function createWorker(
+  queue: string,
+  processor: (job: Job) => Promise<unknown>,
+  options: WorkerOptions,
+): Worker {
+  const worker = new Worker(queue, processor, options, QuietAfterCloseConnection);
+  const blocking = (worker as unknown as { blockingConnection?: RedisConnection }).blockingConnection;
+  if (blocking) blocking.emit = QuietAfterCloseConnection.prototype.emit;
+  return worker;
 }
 
 /** Longest wait between two attempts of a job (the back-off doubles from its first delay up to this). */
@@ -121,11 +154,15 @@ export class JobQueues implements OnModuleDestroy {
   queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, {
-        connection: this.redis,
-        prefix: bullPrefix(this.options.env.QUEUE_PREFIX),
-        defaultJobOptions: DEFAULT_JOB_OPTIONS,
-      });
+      queue = new Queue(
+        name,
+        {
+          connection: this.redis,
+          prefix: bullPrefix(this.options.env.QUEUE_PREFIX),
+          defaultJobOptions: DEFAULT_JOB_OPTIONS,
+        },
+        QuietAfterCloseConnection,
+      );
       this.queues.set(name, queue);
     }
     return queue;
@@ -216,7 +253,7 @@ export class JobWorkers implements OnApplicationBootstrap, OnModuleDestroy {
       [...handlers.entries()].flatMap(([name, list]) => list.map(() => name)),
     );
     for (const queue of consumes) {
-      const worker = new Worker(queue, (job) => this.process(job, handlers), {
+      const worker = createWorker(queue, (job) => this.process(job, handlers), {
         connection: this.redis,
         prefix: bullPrefix(this.options.env.QUEUE_PREFIX),
         concurrency: this.options.workerConcurrency ?? 20,
