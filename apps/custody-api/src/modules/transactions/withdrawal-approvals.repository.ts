@@ -1,12 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { notifyChannel } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { insertPolicyDecisions } from '../policies/policies.repository';
+import { APPROVED_STARTS_CHANNEL } from './approved-starts-channel';
 import { terminalDeltas } from './terminal-effects';
 import { balanceUpdatedEvent, statusUpdatedEvent, type TransactionRecord } from './transaction.record';
 import { TransactionsRepository, type TransitionMove } from './transactions.repository';
 
 export type VoteAction = 'approve' | 'reject';
+
+const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** The result of one vote, decided under the approval row's lock. */
 export type VoteOutcome =
@@ -80,7 +84,40 @@ export class WithdrawalApprovalsRepository {
     return rows.length > 0;
   }
 
-  vote(
+  /**
+   * Counts a vote. A vote that reaches the quorum wakes the worker's ApprovedStarts after its commit (a NOTIFY
+   * in its own statement, never inside the vote's transaction): the approved withdrawal is started from
+   * Postgres, and the request touches no queue (decision 0491).
+   */
+  async vote(
+    record: TransactionRecord,
+    keyId: string,
+    action: VoteAction,
+    text: string | null,
+  ): Promise<VoteOutcome> {
+    const outcome = await this.voteInTransaction(record, keyId, action, text);
+    if (outcome.kind === 'approved' && outcome.quorum) notifyChannel(this.db, APPROVED_STARTS_CHANNEL);
+    return outcome;
+  }
+
+  /**
+   * Approved withdrawals whose machine has not moved them yet (approval `approved`, withdrawal still
+   * `Submitted`), by id after `afterId`: what ApprovedStarts enqueues. Found through
+   * `transactions_unfinished_idx`, so the cost follows the transactions in flight, not every approval decided.
+   */
+  async approvedNotStarted(limit: number, afterId = NIL_UUID): Promise<string[]> {
+    const rows: { id: string }[] = await this.db.query(
+      `SELECT t."id" FROM "transactions" t
+       JOIN "withdrawal_approvals" a ON a."transaction_id" = t."id"
+       WHERE t."completed_at" IS NULL AND t."status" = 'Submitted' AND a."status" = 'approved'
+         AND t."id" > $2
+       ORDER BY t."id" LIMIT $1`,
+      [limit, afterId],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  private voteInTransaction(
     record: TransactionRecord,
     keyId: string,
     action: VoteAction,
@@ -161,7 +198,8 @@ export class WithdrawalApprovalsRepository {
           },
         ]);
         await this.close(manager, record.id, 'approved', null);
-        // The stuck-transaction sweeper measures from here: a lost start is re-driven after its threshold.
+        // ApprovedStarts starts it from this commit; the stuck-transaction sweeper, measuring from here, is the
+        // backstop after its threshold.
         await manager.query(`UPDATE "transactions" SET "updated_at" = now() WHERE "id" = $1`, [record.id]);
       }
       return { kind: 'approved', quorum, approvals: count, required: a.required };
