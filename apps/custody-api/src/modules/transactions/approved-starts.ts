@@ -10,7 +10,7 @@ import type Redis from 'ioredis';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
 import { APPROVED_STARTS_CHANNEL } from './approved-starts-channel';
-import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
+import { type ApprovedStartCursor, WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
 
 /** The advance job that starts an approved withdrawal (its own id: the creation's job already ran as a no-op). */
 export const approvedStartJobId = (transactionId: string) => `adv-${transactionId}-Submitted-approved`;
@@ -73,22 +73,22 @@ export class ApprovedStarts implements OnApplicationBootstrap, OnApplicationShut
   /** Enqueues the start of every approved withdrawal still Submitted; returns how many it enqueued. */
   async pass(): Promise<number> {
     let enqueued = 0;
-    let after: string | undefined;
+    let after: ApprovedStartCursor | undefined;
     try {
       for (;;) {
-        const ids = await this.approvals.approvedNotStarted(BATCH, after);
-        if (ids.length > 0) {
+        const page = await this.approvals.approvedNotStarted(BATCH, after);
+        if (page.length > 0) {
           await this.jobs.addBulk(
             'CUSTODY_TRANSACTION_ADVANCE',
-            ids.map((transactionId) => ({
+            page.map(({ id: transactionId }) => ({
               jobId: approvedStartJobId(transactionId),
               payload: { transactionId, expectedStatus: 'Submitted' as const },
             })),
           );
         }
-        enqueued += ids.length;
-        after = ids.at(-1);
-        if (ids.length < BATCH || this.stopped) return enqueued;
+        enqueued += page.length;
+        after = page.at(-1);
+        if (page.length < BATCH || this.stopped) return enqueued;
       }
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'approved withdrawals not started yet; will retry');
@@ -105,7 +105,11 @@ export class ApprovedStarts implements OnApplicationBootstrap, OnApplicationShut
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     const stopping = this.passes.stop();
-    if (!(await probeUnreachable(this.redis))) await stopping;
+    // A pass that ends at once is simply waited for; one still running when Redis does not answer is not.
+    await Promise.race([
+      stopping,
+      probeUnreachable(this.redis).then((away) => (away ? undefined : stopping)),
+    ]);
     await this.listener.stop();
   }
 }

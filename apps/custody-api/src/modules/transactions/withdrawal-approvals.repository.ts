@@ -10,7 +10,12 @@ import { TransactionsRepository, type TransitionMove } from './transactions.repo
 
 export type VoteAction = 'approve' | 'reject';
 
-const NIL_UUID = '00000000-0000-0000-0000-000000000000';
+/** An approved withdrawal still Submitted, and where the next page starts after it. */
+export interface ApprovedStartCursor {
+  id: string;
+  /** Postgres' text of the timestamp (microseconds kept). */
+  createdAt: string;
+}
 
 /** The result of one vote, decided under the approval row's lock. */
 export type VoteOutcome =
@@ -102,19 +107,24 @@ export class WithdrawalApprovalsRepository {
 
   /**
    * Approved withdrawals whose machine has not moved them yet (approval `approved`, withdrawal still
-   * `Submitted`), by id after `afterId`: what ApprovedStarts enqueues. Found through
-   * `transactions_unfinished_idx`, so the cost follows the transactions in flight, not every approval decided.
+   * `Submitted`), oldest first, after `after` (keyset on created_at, id): what ApprovedStarts enqueues. Read in
+   * `transactions_unfinished_idx` order, so the cost follows the transactions in flight, not every transaction
+   * or every approval ever decided.
    */
-  async approvedNotStarted(limit: number, afterId = NIL_UUID): Promise<string[]> {
-    const rows: { id: string }[] = await this.db.query(
-      `SELECT t."id" FROM "transactions" t
+  async approvedNotStarted(limit: number, after?: ApprovedStartCursor): Promise<ApprovedStartCursor[]> {
+    const params: unknown[] = [limit];
+    let keyset = '';
+    if (after) {
+      params.push(after.createdAt, after.id);
+      keyset = `AND (t."created_at", t."id") > ($2::timestamptz, $3::uuid)`;
+    }
+    return this.db.query(
+      `SELECT t."id", t."created_at"::text AS "createdAt" FROM "transactions" t
        JOIN "withdrawal_approvals" a ON a."transaction_id" = t."id"
-       WHERE t."completed_at" IS NULL AND t."status" = 'Submitted' AND a."status" = 'approved'
-         AND t."id" > $2
-       ORDER BY t."id" LIMIT $1`,
-      [limit, afterId],
+       WHERE t."completed_at" IS NULL AND t."status" = 'Submitted' AND a."status" = 'approved' ${keyset}
+       ORDER BY t."created_at", t."id" LIMIT $1`,
+      params,
     );
-    return rows.map((r) => r.id);
   }
 
   private voteInTransaction(
