@@ -37,3 +37,5 @@ export * from './route-table';
 export * from './openapi-docs.controller';
 export * from './prepared';
 export * from './time-ordered-ids';
+export * from './paced-task';
+export * from './channel-listener';

@@ -9,6 +9,11 @@ export interface BootOptions {
   /** Also listen on a loopback port (for clients that need a real socket, e.g. autocannon). */
   listen?: boolean;
   trustProxy?: boolean | string | string[];
+  /**
+   * Providers built by a factory of the test's instead (say, the queue connection `REDIS` through a test proxy,
+   * to hang that connection alone; decision 0491).
+   */
+  overrides?: { provide: unknown; useFactory: () => unknown }[];
 }
 
 /** Boots an app module exactly as main.ts does, on Fastify, through createNestApplication(). */
@@ -16,7 +21,11 @@ export async function bootApp(
   module: Type<unknown> | DynamicModule,
   opts: BootOptions = {},
 ): Promise<NestFastifyApplication> {
-  const moduleRef = await Test.createTestingModule({ imports: [module] }).compile();
+  const builder = Test.createTestingModule({ imports: [module] });
+  for (const o of opts.overrides ?? []) {
+    builder.overrideProvider(o.provide as string | symbol).useFactory({ factory: o.useFactory });
+  }
+  const moduleRef = await builder.compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(
     createFastifyAdapter({ trustProxy: opts.trustProxy }),
     {

@@ -1,6 +1,6 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { approveWithdrawalInput, rejectWithdrawalInput } from '@tessera/contracts';
-import { conflict, forbidden, JobQueues, notFound } from '@tessera/platform';
+import { conflict, forbidden, notFound } from '@tessera/platform';
 import type { Caller } from '../../common/caller';
 import { isUuid, parse } from '../../common/validation';
 import { PoliciesService } from '../policies/policies.service';
@@ -8,23 +8,19 @@ import { transactionDto } from './transaction.record';
 import { TransactionsRepository } from './transactions.repository';
 import { type VoteAction, WithdrawalApprovalsRepository } from './withdrawal-approvals.repository';
 
-/** The advance job that starts an approved withdrawal (its own id: the creation's job already ran as a no-op). */
-export const approvedStartJobId = (transactionId: string) => `adv-${transactionId}-Submitted-approved`;
-
 /**
  * POST /transactions/{id}/approve and /reject (scope withdrawals:approve). Only the named approvers of the
- * withdrawal's request may vote, never the key that requested it (403). The quorum starts the machine; a
- * rejection cancels the withdrawal and releases its hold (decision 0220).
+ * withdrawal's request may vote, never the key that requested it (403). The quorum's commit is what starts
+ * the machine: the worker's ApprovedStarts finds the approved withdrawal in Postgres and enqueues its start, so
+ * a vote never waits on Redis (decision 0491). A rejection cancels the withdrawal and releases its hold
+ * (decision 0220).
  */
 @Injectable()
 export class TransactionApprovalsService {
-  private readonly logger = new Logger(TransactionApprovalsService.name);
-
   constructor(
     private readonly transactions: TransactionsRepository,
     private readonly approvals: WithdrawalApprovalsRepository,
     private readonly policies: PoliciesService,
-    private readonly jobs: JobQueues,
   ) {}
 
   approve(caller: Caller, id: string, input: unknown) {
@@ -57,34 +53,10 @@ export class TransactionApprovalsService {
         throw conflict('The approval window has closed; the withdrawal is being cancelled');
       case 'already-voted':
         throw conflict('This API key has already approved this withdrawal');
-      case 'approved':
-        if (outcome.quorum) await this.start(record.id);
-        break;
       default:
         break;
     }
     return this.view(caller, record.id);
-  }
-
-  /**
-   * Enqueues the first step of an approved withdrawal. Committed first, enqueued after: if this enqueue is
-   * lost, the stuck-transaction sweeper re-drives the withdrawal after CUSTODY_SWEEP_AFTER_MS.
-   */
-  private async start(transactionId: string): Promise<void> {
-    try {
-      await this.jobs.addBulk('CUSTODY_TRANSACTION_ADVANCE', [
-        {
-          jobId: approvedStartJobId(transactionId),
-          payload: { transactionId, expectedStatus: 'Submitted' },
-          delayMs: 0,
-        },
-      ]);
-    } catch (err) {
-      this.logger.warn(
-        { transactionId, err: (err as Error).message },
-        'approved withdrawal start not enqueued',
-      );
-    }
   }
 
   async view(caller: Caller, id: string) {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AdvanceEnqueuer } from './advance-enqueuer';
 import { ApprovalExpirySweeper } from './approval-expiry-sweeper';
+import { ApprovedStarts } from './approved-starts';
 import { ChainModule } from '../chain/chain.module';
 import { EvmChainIdentity } from '../chain/evm/evm-chain-identity';
 import { EvmConfirmations } from '../chain/evm/evm-confirmations';
@@ -15,8 +16,8 @@ import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository
 
 /**
  * Worker role: the transaction state machine consumer, the sweeper that re-drives lost steps, and the EVM
- * chain watcher (deposits, confirmations, receipts; idle unless CHAIN_EVM_RPC_URL is set), and the expiry of
- * withdrawal approval windows.
+ * chain watcher (deposits, confirmations, receipts; idle unless CHAIN_EVM_RPC_URL is set), the expiry of
+ * withdrawal approval windows, and the start of approved withdrawals (ApprovedStarts, decision 0491).
  */
 @Module({
   imports: [ChainModule],
@@ -33,6 +34,7 @@ import { WithdrawalApprovalsRepository } from './withdrawal-approvals.repository
     EvmWatcher,
     WithdrawalApprovalsRepository,
     ApprovalExpirySweeper,
+    ApprovedStarts,
   ],
 })
 export class TransactionsProcessingModule {}

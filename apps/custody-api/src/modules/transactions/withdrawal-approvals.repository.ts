@@ -1,12 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { notifyChannel } from '@tessera/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { insertPolicyDecisions } from '../policies/policies.repository';
+import { APPROVED_STARTS_CHANNEL } from './approved-starts-channel';
 import { terminalDeltas } from './terminal-effects';
 import { balanceUpdatedEvent, statusUpdatedEvent, type TransactionRecord } from './transaction.record';
 import { TransactionsRepository, type TransitionMove } from './transactions.repository';
 
 export type VoteAction = 'approve' | 'reject';
+
+/** An approved withdrawal still Submitted, and where the next page starts after it. */
+export interface ApprovedStartCursor {
+  id: string;
+  /** Postgres' text of the timestamp (microseconds kept). */
+  createdAt: string;
+}
 
 /** The result of one vote, decided under the approval row's lock. */
 export type VoteOutcome =
@@ -80,7 +89,45 @@ export class WithdrawalApprovalsRepository {
     return rows.length > 0;
   }
 
-  vote(
+  /**
+   * Counts a vote. A vote that reaches the quorum wakes the worker's ApprovedStarts after its commit (a NOTIFY
+   * in its own statement, never inside the vote's transaction): the approved withdrawal is started from
+   * Postgres, and the request touches no queue (decision 0491).
+   */
+  async vote(
+    record: TransactionRecord,
+    keyId: string,
+    action: VoteAction,
+    text: string | null,
+  ): Promise<VoteOutcome> {
+    const outcome = await this.voteInTransaction(record, keyId, action, text);
+    if (outcome.kind === 'approved' && outcome.quorum) notifyChannel(this.db, APPROVED_STARTS_CHANNEL);
+    return outcome;
+  }
+
+  /**
+   * Approved withdrawals whose machine has not moved them yet (approval `approved`, withdrawal still
+   * `Submitted`), oldest first, after `after` (keyset on created_at, id): what ApprovedStarts enqueues. Read in
+   * `transactions_unfinished_idx` order, so the cost follows the transactions in flight, not every transaction
+   * or every approval ever decided.
+   */
+  async approvedNotStarted(limit: number, after?: ApprovedStartCursor): Promise<ApprovedStartCursor[]> {
+    const params: unknown[] = [limit];
+    let keyset = '';
+    if (after) {
+      params.push(after.createdAt, after.id);
+      keyset = `AND (t."created_at", t."id") > ($2::timestamptz, $3::uuid)`;
+    }
+    return this.db.query(
+      `SELECT t."id", t."created_at"::text AS "createdAt" FROM "transactions" t
+       JOIN "withdrawal_approvals" a ON a."transaction_id" = t."id"
+       WHERE t."completed_at" IS NULL AND t."status" = 'Submitted' AND a."status" = 'approved' ${keyset}
+       ORDER BY t."created_at", t."id" LIMIT $1`,
+      params,
+    );
+  }
+
+  private voteInTransaction(
     record: TransactionRecord,
     keyId: string,
     action: VoteAction,
@@ -161,7 +208,8 @@ export class WithdrawalApprovalsRepository {
           },
         ]);
         await this.close(manager, record.id, 'approved', null);
-        // The stuck-transaction sweeper measures from here: a lost start is re-driven after its threshold.
+        // ApprovedStarts starts it from this commit; the stuck-transaction sweeper, measuring from here, is the
+        // backstop after its threshold.
         await manager.query(`UPDATE "transactions" SET "updated_at" = now() WHERE "id" = $1`, [record.id]);
       }
       return { kind: 'approved', quorum, approvals: count, required: a.required };

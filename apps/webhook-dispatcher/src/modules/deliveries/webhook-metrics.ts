@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { JobQueues, MetricsService } from '@tessera/platform';
+import { JobQueues, MetricsService, withTimeout } from '@tessera/platform';
 import { QUEUES } from '@tessera/contracts';
 import { Counter, Gauge, Histogram } from 'prom-client';
+
+/**
+ * How long a scrape waits for the queue depth (decision 0491). The count is a BullMQ call on the queue
+ * connection, which has no command timeout (decision 0484): while Redis hangs, GET /metrics waited with it.
+ */
+export const QUEUE_DEPTH_TIMEOUT_MS = 500;
 
 @Injectable()
 export class WebhookMetrics {
@@ -38,10 +44,16 @@ export class WebhookMetrics {
     });
     new Gauge({
       name: 'webhook_events_queue_depth',
-      help: 'Jobs waiting or delayed in the webhook.events queue',
+      help: 'Jobs waiting or delayed in the webhook.events queue (the last value read while Redis does not answer)',
       registers,
       async collect() {
-        this.set(await queues.queue(QUEUES.WEBHOOK_EVENTS).count());
+        // Redis slow or away: the scrape answers with the last depth read, at most QUEUE_DEPTH_TIMEOUT_MS late.
+        const depth = await withTimeout(
+          queues.queue(QUEUES.WEBHOOK_EVENTS).count(),
+          QUEUE_DEPTH_TIMEOUT_MS,
+          'queue depth',
+        ).catch(() => undefined);
+        if (depth !== undefined) this.set(depth);
       },
     });
   }
