@@ -4,7 +4,8 @@ import { Client } from 'pg';
 /**
  * A Postgres LISTEN on one channel, on a connection of its own (a pool's would be held for good): `onNotify`
  * runs for each NOTIFY. A lost or failed connection is retried every second until `stop`; meanwhile the
- * caller's backstop poll does the work, so a wake is only ever a hint (the outbox relay's pattern, 0403).
+ * caller's backstop poll does the work, so a wake is only ever a hint (decision 0403). The outbox relay, the
+ * verification worker's step discovery and the custody worker's ApprovedStarts each LISTEN through one.
  */
 export class ChannelListener {
   private readonly logger = new Logger(ChannelListener.name);

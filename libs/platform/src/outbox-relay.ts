@@ -15,8 +15,9 @@ import {
   type WebhookEventPayload,
 } from '@tessera/contracts';
 import type Redis from 'ioredis';
-import { Client, type QueryResult } from 'pg';
+import type { QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
+import { ChannelListener } from './channel-listener';
 import { JobQueues } from './jobs';
 import { outboxChannel, registerLocalOutboxRelay } from './outbox-wake';
 import { PacedTask } from './paced-task';
@@ -123,7 +124,7 @@ interface OutboxRow {
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
-  private listener: Client | null = null;
+  private readonly listener: ChannelListener;
   private timer: NodeJS.Timeout | null = null;
   /** One pass at a time, at most one started per minIntervalMs; the backstop poll is armed after each. */
   private readonly passes = new PacedTask(
@@ -148,6 +149,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(PLATFORM_OPTIONS) private readonly platform: PlatformOptions,
     @Inject(OUTBOX_RELAY_OPTIONS) private readonly options: OutboxRelayOptions,
   ) {
+    this.listener = new ChannelListener({
+      databaseUrl: platform.env.DATABASE_URL,
+      channel: outboxChannel(platform.database.schema),
+      applicationName: `${platform.service}-outbox-listen`,
+      onNotify: () => this.wake(),
+    });
     this.retention = new RetentionPass({
       deleteBatch: (limit) => this.deleteExpired(limit),
       batch: PRUNE_BATCH,
@@ -167,33 +174,9 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       return;
     }
     this.unregisterLocal = registerLocalOutboxRelay(this.dataSource, () => this.wake());
-    await this.listen();
+    await this.listener.start();
     this.wake();
     if (this.platform.env.OUTBOX_RETENTION_HOURS !== 0) this.retention.start();
-  }
-
-  private async listen(): Promise<void> {
-    const channel = outboxChannel(this.platform.database.schema);
-    const client = new Client({
-      connectionString: this.platform.env.DATABASE_URL,
-      application_name: `${this.platform.service}-outbox-listen`,
-    });
-    client.on('notification', () => this.wake());
-    client.on('error', (err) => {
-      this.logger.warn({ err: err.message }, 'outbox LISTEN connection lost; polling until it is back');
-      this.listener = null;
-      client.end().catch(() => undefined);
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1000);
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN "${channel}"`);
-      this.listener = client;
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'outbox LISTEN failed; polling only');
-      await client.end().catch(() => undefined);
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1000);
-    }
   }
 
   /**
@@ -337,7 +320,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
     await Promise.all([this.passes.stop(), this.retention.stop()]);
-    await this.listener?.end().catch(() => undefined);
+    await this.listener.stop();
   }
 }
 

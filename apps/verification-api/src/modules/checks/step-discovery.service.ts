@@ -5,8 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { APP_CONFIG, JobQueues } from '@tessera/platform';
-import { Client } from 'pg';
+import { APP_CONFIG, ChannelListener, JobQueues } from '@tessera/platform';
 import type { Env } from '../../config/env';
 import { CHECKS_CHANNEL } from './checks-channel';
 import { ChecksRepository } from './checks.repository';
@@ -20,7 +19,7 @@ import { ChecksRepository } from './checks.repository';
 @Injectable()
 export class StepDiscoveryService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(StepDiscoveryService.name);
-  private listener: Client | null = null;
+  private readonly listener: ChannelListener;
   private timer: NodeJS.Timeout | null = null;
   private expiryTimer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -31,35 +30,19 @@ export class StepDiscoveryService implements OnApplicationBootstrap, OnApplicati
     private readonly repository: ChecksRepository,
     private readonly queues: JobQueues,
     @Inject(APP_CONFIG) private readonly env: Env,
-  ) {}
+  ) {
+    this.listener = new ChannelListener({
+      databaseUrl: env.DATABASE_URL,
+      channel: CHECKS_CHANNEL,
+      applicationName: 'verification-worker-checks-listen',
+      onNotify: () => this.wake(),
+    });
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     this.expiryTimer = setInterval(() => void this.enqueueExpiry(), this.env.ENROLLMENT_EXPIRY_SWEEP_MS);
-    await this.listen();
+    await this.listener.start();
     this.wake();
-  }
-
-  private async listen(): Promise<void> {
-    const client = new Client({
-      connectionString: this.env.DATABASE_URL,
-      application_name: 'verification-worker-checks-listen',
-    });
-    client.on('notification', () => this.wake());
-    client.on('error', (err) => {
-      this.logger.warn({ err: err.message }, 'checks LISTEN connection lost; polling until it is back');
-      this.listener = null;
-      client.end().catch(() => undefined);
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1000);
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN "${CHECKS_CHANNEL}"`);
-      this.listener = client;
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'checks LISTEN failed; polling only');
-      await client.end().catch(() => undefined);
-      if (!this.stopped) setTimeout(() => void this.listen().catch(() => undefined), 1000);
-    }
   }
 
   /** Sweeps now (or right after the current sweep). */
@@ -117,6 +100,6 @@ export class StepDiscoveryService implements OnApplicationBootstrap, OnApplicati
     if (this.expiryTimer) clearInterval(this.expiryTimer);
     if (this.timer) clearTimeout(this.timer);
     await this.running;
-    await this.listener?.end().catch(() => undefined);
+    await this.listener.stop();
   }
 }
