@@ -179,6 +179,21 @@ export function probeUnreachable(redis: Redis, ms = SHUTDOWN_PROBE_MS): Promise<
 }
 
 /**
+ * Waits for `pass`, a pass in flight at shutdown that reads Postgres and then enqueues, unless Redis does not
+ * answer (probeUnreachable): such a pass would wait for Redis to come back, and nothing is lost by leaving it,
+ * since what it enqueues stays in Postgres for the next process's pass (decisions 0491, 0492). It must hold no
+ * database connection while it enqueues, or closing the pool would wait for it instead.
+ */
+export async function settledUnlessRedisAway(pass: Promise<unknown> | null, redis: Redis): Promise<void> {
+  if (!pass) return;
+  const settled = pass.then(
+    () => undefined,
+    () => undefined,
+  );
+  await Promise.race([settled, probeUnreachable(redis).then((away) => (away ? undefined : settled))]);
+}
+
+/**
  * Closes a connection without waiting for a Redis that is away (decisions 0470, 0478): QUIT when it is ready and
  * answers (its reply says Redis has done with it), else a disconnect, which also stops its reconnection attempts.
  * QUIT on a connection that is reconnecting waits for Redis to come back, on one that has ended it fails, and on

@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { ChannelListener, JobQueues, PacedTask, probeUnreachable, REDIS } from '@tessera/platform';
+import { ChannelListener, JobQueues, PacedTask, REDIS, settledUnlessRedisAway } from '@tessera/platform';
 import type Redis from 'ioredis';
 import { InjectEnv } from '../../common/config';
 import type { Env } from '../../config/env';
@@ -104,12 +104,7 @@ export class ApprovedStarts implements OnApplicationBootstrap, OnApplicationShut
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    const stopping = this.passes.stop();
-    // A pass that ends at once is simply waited for; one still running when Redis does not answer is not.
-    await Promise.race([
-      stopping,
-      probeUnreachable(this.redis).then((away) => (away ? undefined : stopping)),
-    ]);
+    await settledUnlessRedisAway(this.passes.stop(), this.redis);
     await this.listener.stop();
   }
 }

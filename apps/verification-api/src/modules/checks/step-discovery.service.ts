@@ -5,7 +5,8 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { APP_CONFIG, ChannelListener, JobQueues } from '@tessera/platform';
+import { APP_CONFIG, ChannelListener, JobQueues, REDIS, settledUnlessRedisAway } from '@tessera/platform';
+import type Redis from 'ioredis';
 import type { Env } from '../../config/env';
 import { CHECKS_CHANNEL } from './checks-channel';
 import { ChecksRepository } from './checks.repository';
@@ -29,6 +30,7 @@ export class StepDiscoveryService implements OnApplicationBootstrap, OnApplicati
   constructor(
     private readonly repository: ChecksRepository,
     private readonly queues: JobQueues,
+    @Inject(REDIS) private readonly redis: Redis,
     @Inject(APP_CONFIG) private readonly env: Env,
   ) {
     this.listener = new ChannelListener({
@@ -99,7 +101,8 @@ export class StepDiscoveryService implements OnApplicationBootstrap, OnApplicati
     this.stopped = true;
     if (this.expiryTimer) clearInterval(this.expiryTimer);
     if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    // A sweep stuck on a Redis that does not answer is left: its steps stay submitted for the next worker.
+    await settledUnlessRedisAway(this.running, this.redis);
     await this.listener.stop();
   }
 }
