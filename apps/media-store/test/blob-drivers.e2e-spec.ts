@@ -126,6 +126,7 @@ describe('s3 blob driver (s3rver)', () => {
       accessKeyId: 'S3RVER',
       secretAccessKey: 'S3RVER',
       forcePathStyle: true,
+      timeoutMs: 10_000,
     });
   });
   afterAll(async () => {

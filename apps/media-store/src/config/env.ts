@@ -50,6 +50,12 @@ export const envSchema = baseEnvSchema.extend({
   S3_SECRET_ACCESS_KEY: z.string().optional(),
   /** Path-style URLs (`endpoint/bucket/key`), as MinIO and s3rver need. */
   S3_FORCE_PATH_STYLE: envBoolean.default(true),
+  /**
+   * How long a connection to S3 may take to open, and a request's socket may stay idle (nothing sent or
+   * received), before the call is given up as storage unavailable (decision 0493). An idle bound, not a total
+   * one: a slow 100 MB upload that keeps moving is never cut.
+   */
+  S3_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -15,7 +15,13 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Env } from '../../config/env';
-import { BlobNotFoundError, BlobRepository, type ByteRange } from './blobs/blob.repository';
+import {
+  BlobNotFoundError,
+  BlobRepository,
+  type ByteRange,
+  StorageUnavailableError,
+  storageUnavailable,
+} from './blobs/blob.repository';
 import {
   ResourcesRepository,
   type ResourceFilter,
@@ -59,17 +65,22 @@ const stagedUploadExpired = (
   message = 'ticket: the staged upload expired and its bytes were removed; upload the file again',
 ) => new AppException(410, message, undefined, STAGED_UPLOAD_EXPIRED);
 
-/** A refusal of the meter or of a full slot as the answer the client gets; anything else unchanged (a 500). */
+/**
+ * A refusal of the meter or of a full slot as the answer the client gets, and a storage that failed under the
+ * upload (the driver's error may reach the meter first, decision 0493) as 503; anything else unchanged (a 500).
+ */
 const asHttpError = (err: unknown): unknown =>
-  err instanceof UnsupportedTypeError
-    ? new AppException(415, err.message)
-    : err instanceof EmptyFileError
-      ? new AppException(400, err.message)
-      : err instanceof TooLargeError
-        ? new AppException(413, err.message)
-        : err instanceof SlotFullError
-          ? new AppException(409, err.message, undefined, SDK_ERROR_CODES.uploadLimit)
-          : err;
+  storageUnavailable(err)
+    ? new StorageUnavailableError(err)
+    : err instanceof UnsupportedTypeError
+      ? new AppException(415, err.message)
+      : err instanceof EmptyFileError
+        ? new AppException(400, err.message)
+        : err instanceof TooLargeError
+          ? new AppException(413, err.message)
+          : err instanceof SlotFullError
+            ? new AppException(409, err.message, undefined, SDK_ERROR_CODES.uploadLimit)
+            : err;
 
 /** Stores uploads (sniffed, hashed, size-limited while they stream) and serves their bytes and metadata. */
 @Injectable()

@@ -251,7 +251,8 @@ export class ResourcesRepository implements OnModuleDestroy {
   }
 
   /**
-   * A media-store error answer as the same client error; anything else is a 502 without internals. A staged
+   * A media-store error answer as the same client error, and its 503 (storage away) as a 503 with
+   * `Retry-After: 1`; anything else is a 502 without internals. A staged
    * upload that expired (410 `staged_upload_expired`: swept before its commit, or its body outlasted
    * MEDIA_STAGED_TTL_SECONDS; decisions 0460, 0464) is a 503 `upload_expired`: nothing is recorded, and the file
    * is sent again.
@@ -261,6 +262,11 @@ export class ResourcesRepository implements OnModuleDestroy {
     if (status === 410 && response.headers['x-error-code'] === 'staged_upload_expired') {
       response.resume();
       return uploadExpired();
+    }
+    if (status === 503) {
+      // media-store's storage is away (decision 0493): the client retries after the second it names.
+      response.resume();
+      return new AppException(503, 'Media storage temporarily unavailable; retry with back-off');
     }
     const body = (await this.json(response).catch(() => ({}))) as { message?: unknown };
     if ([400, 404, 409, 413, 415, 416].includes(status)) {

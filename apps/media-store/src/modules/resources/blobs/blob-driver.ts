@@ -13,5 +13,6 @@ export function blobRepositoryFor(env: Env): BlobRepository {
     accessKeyId: env.S3_ACCESS_KEY_ID,
     secretAccessKey: env.S3_SECRET_ACCESS_KEY,
     forcePathStyle: env.S3_FORCE_PATH_STYLE,
+    timeoutMs: env.S3_TIMEOUT_MS,
   });
 }

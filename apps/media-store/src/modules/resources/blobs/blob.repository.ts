@@ -1,3 +1,4 @@
+import { AppException } from '@tessera/platform';
 import type { Readable } from 'node:stream';
 
 /** An inclusive byte range, as HTTP `Range: bytes=start-end` names it. */
@@ -23,4 +24,36 @@ export class BlobNotFoundError extends Error {
   constructor(key: string) {
     super(`No blob under ${key}`);
   }
+}
+
+/**
+ * The storage did not answer, or refused for a reason of its own (connection refused or reset, a connect or idle
+ * timeout, an S3 5xx): the caller gets 503 `Retry-After: 1` in the API's error shape (decision 0493), never a 500
+ * or a hang. The cause is logged, never sent.
+ */
+export class StorageUnavailableError extends AppException {
+  constructor(readonly storageError: unknown) {
+    super(503, 'Media storage temporarily unavailable; retry with back-off', undefined, undefined, 1);
+  }
+}
+
+/** Socket errors of a storage that is away or cut the connection. */
+const NETWORK_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/** Whether `err` says the storage is unavailable rather than that the request was wrong (decision 0493). */
+export function storageUnavailable(err: unknown): boolean {
+  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  if (!e) return false;
+  if (e.name === 'TimeoutError' || (e.code !== undefined && NETWORK_ERRORS.has(e.code))) return true;
+  return (e.$metadata?.httpStatusCode ?? 0) >= 500;
 }

@@ -9,7 +9,13 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
-import { BlobNotFoundError, BlobRepository, type ByteRange } from './blob.repository';
+import {
+  BlobNotFoundError,
+  BlobRepository,
+  type ByteRange,
+  StorageUnavailableError,
+  storageUnavailable,
+} from './blob.repository';
 
 export interface S3BlobSettings {
   endpoint?: string;
@@ -18,7 +24,13 @@ export interface S3BlobSettings {
   accessKeyId?: string;
   secretAccessKey?: string;
   forcePathStyle: boolean;
+  /** Connect and idle-socket timeout (S3_TIMEOUT_MS). */
+  timeoutMs: number;
 }
+
+/** `err` as StorageUnavailableError when the storage is unavailable; unchanged otherwise. */
+const asStorageError = (err: unknown): unknown =>
+  storageUnavailable(err) ? new StorageUnavailableError(err) : err;
 
 const missing = (err: unknown): boolean => {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -39,6 +51,8 @@ export class S3BlobRepository extends BlobRepository {
       region: settings.region,
       endpoint: settings.endpoint,
       forcePathStyle: settings.forcePathStyle,
+      // An idle bound, not a total one: a slow upload that keeps moving is never cut (decision 0493).
+      requestHandler: { connectionTimeout: settings.timeoutMs, socketTimeout: settings.timeoutMs },
     };
     if (settings.accessKeyId && settings.secretAccessKey) {
       config.credentials = { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey };
@@ -58,7 +72,7 @@ export class S3BlobRepository extends BlobRepository {
       }
     })().catch((err) => {
       this.bucketReady = undefined;
-      throw err;
+      throw asStorageError(err);
     });
     return this.bucketReady;
   }
@@ -79,7 +93,7 @@ export class S3BlobRepository extends BlobRepository {
     } catch (err) {
       await upload.abort().catch(() => undefined);
       await this.remove(key).catch(() => undefined);
-      throw err;
+      throw asStorageError(err);
     }
   }
 
@@ -95,7 +109,7 @@ export class S3BlobRepository extends BlobRepository {
       return out.Body as Readable;
     } catch (err) {
       if (missing(err)) throw new BlobNotFoundError(key);
-      throw err;
+      throw asStorageError(err);
     }
   }
 
@@ -105,11 +119,15 @@ export class S3BlobRepository extends BlobRepository {
       return true;
     } catch (err) {
       if (missing(err)) return false;
-      throw err;
+      throw asStorageError(err);
     }
   }
 
   async remove(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+    await this.client
+      .send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key }))
+      .catch((err: unknown) => {
+        throw asStorageError(err);
+      });
   }
 }

@@ -1,0 +1,125 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import {
+  createTestEnvironment,
+  mediaFixture,
+  type MediaStoreProcess,
+  migratorFor,
+  startMediaStoreProcess,
+  startTcpProxy,
+  TEST_INTERNAL_SERVICE_TOKEN,
+  type TcpProxy,
+  type TestEnvironment,
+} from '@tessera/testing';
+import { Client } from 'pg';
+import S3rver from 's3rver';
+import request from 'supertest';
+import { databaseOptions } from '../src/database/database';
+
+// Storage away while media-store runs (decision 0493): S3 cut (connections refused) or hung (connections accepted,
+// nothing answered). Each call answers 503 `Retry-After: 1` in the error shape within a bound, never a 500 or a
+// hang, and nothing is half-written. The built media-store as a process, a real S3 (s3rver) behind a TCP proxy.
+
+const JPEG = mediaFixture('tiny.jpg');
+const AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
+/** The suite's S3 timeouts (connect and idle socket): a hang is given up after this. */
+const S3_TIMEOUT_MS = 500;
+/** What a refused call may take on top of it, on a loaded 2-core machine (the SDK retries, then gives up). */
+const PROMPT_MS = 6000;
+
+let env: TestEnvironment;
+let media: MediaStoreProcess;
+let db: Client;
+let s3: S3rver;
+let proxy: TcpProxy;
+const directory = mkdtempSync(join(tmpdir(), 'tessera-media-outage-'));
+const productId = randomUUID();
+const applicantId = randomUUID();
+const enrollmentId = randomUUID();
+const owner = `productId=${productId}&applicantId=${applicantId}`;
+
+beforeAll(async () => {
+  env = await createTestEnvironment([
+    migratorFor(databaseOptions, join(__dirname, '../src/database/migrations')),
+  ]);
+  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
+  const { port } = await s3.run();
+  proxy = await startTcpProxy('127.0.0.1', port);
+  media = await startMediaStoreProcess({
+    ...env.env,
+    INTERNAL_SERVICE_TOKEN: TEST_INTERNAL_SERVICE_TOKEN,
+    MEDIA_STORAGE: 's3',
+    S3_ENDPOINT: proxy.url('http'),
+    S3_BUCKET: 'tessera-media-outage',
+    S3_ACCESS_KEY_ID: 'S3RVER',
+    S3_SECRET_ACCESS_KEY: 'S3RVER',
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_TIMEOUT_MS: String(S3_TIMEOUT_MS),
+  });
+  db = new Client({ connectionString: env.db.url });
+  await db.connect();
+}, 60_000);
+afterAll(async () => {
+  await db?.end();
+  await media?.stop();
+  await env?.teardown();
+  await proxy?.close();
+  await s3?.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const http = () => request(media.url);
+const put = () =>
+  http()
+    .put(`/internal/v1/resources/${enrollmentId}/selfie?${owner}`)
+    .set(AUTH)
+    .set('content-type', 'application/octet-stream')
+    .send(JPEG)
+    .timeout(20_000);
+const get = (seq: number) =>
+  http().get(`/internal/v1/resources/${enrollmentId}/selfie/${seq}?${owner}`).set(AUTH).timeout(20_000);
+const rows = async () => Number((await db.query('SELECT count(*) AS n FROM media.resources')).rows[0].n);
+
+/** Expects the storage outage's 503 within PROMPT_MS. */
+async function expectUnavailable(send: () => request.Test): Promise<void> {
+  const started = Date.now();
+  const res = await send();
+  expect({ status: res.status, retryAfter: res.headers['retry-after'], message: res.body.message }).toEqual({
+    status: 503,
+    retryAfter: '1',
+    message: 'Media storage temporarily unavailable; retry with back-off',
+  });
+  expect(Date.now() - started).toBeLessThan(PROMPT_MS);
+}
+
+describe.each([
+  ['cut', () => proxy.cut(), () => proxy.restore()],
+  ['hung', () => proxy.hold(), () => proxy.release()],
+])('S3 %s', (_how, breakStorage, restore) => {
+  let stored: number;
+
+  beforeAll(async () => {
+    stored = (await put().expect(201)).body.seq as number;
+    breakStorage();
+  });
+  afterAll(() => restore());
+
+  it('an upload answers 503 Retry-After: 1 at once, and writes nothing', async () => {
+    const before = await rows();
+    await expectUnavailable(put);
+    expect(await rows()).toBe(before);
+  }, 30_000);
+
+  it('a download of a stored file answers 503 Retry-After: 1 at once', async () => {
+    await expectUnavailable(() => get(stored));
+  }, 30_000);
+
+  it('once S3 is back, uploads and downloads work again', async () => {
+    restore();
+    const next = await put().expect(201);
+    const body = (await get(next.body.seq as number).expect(200)).body as Buffer;
+    expect(Buffer.from(body).equals(JPEG)).toBe(true);
+  }, 30_000);
+});

@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mediaFixture, SETUP_HOOK_TIMEOUT_MS, startTcpProxy, type TcpProxy } from '@tessera/testing';
+import type { Harness } from './harness';
+import { enrolledApplicant, type MediaHarness, startMediaHarness } from './media';
+
+// Media storage away, seen by a partner and by the hosted page (decision 0493): media-store's S3 (a real s3rver
+// behind a TCP proxy) is cut; an SDK upload and a partner's read of stored bytes answer 503 `Retry-After: 1` in
+// the contract's error shape, not 500 or 502, and nothing is recorded; once S3 is back both work again.
+
+/** The local S3 media-store's own suites use (s3rver, a dev dependency of media-store, not of this app). */
+interface LocalS3 {
+  run(): Promise<{ port: number }>;
+  close(): Promise<void>;
+}
+const S3rver = createRequire(__filename)(
+  require.resolve('s3rver', { paths: [join(__dirname, '../../media-store')] }),
+) as new (options: { port: number; address: string; silent: boolean; directory: string }) => LocalS3;
+
+const JPEG = mediaFixture('tiny.jpg');
+const directory = mkdtempSync(join(tmpdir(), 'tessera-verification-s3-'));
+const UNAVAILABLE = { message: 'Media storage temporarily unavailable; retry with back-off' };
+
+let s3: LocalS3;
+let proxy: TcpProxy;
+let m: MediaHarness;
+let h: Harness;
+let a: Awaited<ReturnType<typeof enrolledApplicant>>;
+
+beforeAll(async () => {
+  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
+  const { port } = await s3.run();
+  proxy = await startTcpProxy('127.0.0.1', port);
+  m = await startMediaHarness({
+    MEDIA_STORAGE: 's3',
+    S3_ENDPOINT: proxy.url('http'),
+    S3_BUCKET: 'tessera-verification-outage',
+    S3_ACCESS_KEY_ID: 'S3RVER',
+    S3_SECRET_ACCESS_KEY: 'S3RVER',
+    S3_FORCE_PATH_STYLE: 'true',
+    S3_TIMEOUT_MS: '500',
+  });
+  h = m.h;
+  a = await enrolledApplicant(h, 'storage-outage');
+}, SETUP_HOOK_TIMEOUT_MS);
+afterAll(async () => {
+  await m?.close();
+  await proxy?.close();
+  await s3?.close();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const rows = async () =>
+  Number((await h.sql<{ n: string }>('SELECT count(*) AS n FROM media.resources'))[0].n);
+const sdkUpload = () =>
+  h
+    .http()
+    .post('/api/v1/sdk/uploads/selfie')
+    .set('authorization', `Bearer ${a.token}`)
+    .attach('file', JPEG, 'selfie.jpg');
+const read = (id: string) =>
+  h.http().get(`/v1/applicants/${a.externalUserId}/resources/${id}`).set(h.auth(a.key));
+
+it('while S3 is cut, an SDK upload and a partner read answer 503 Retry-After: 1; then both work again', async () => {
+  const stored = (await sdkUpload().expect(201)).body.id as string;
+  const before = await rows();
+  proxy.cut();
+  try {
+    const upload = await sdkUpload();
+    expect({ status: upload.status, retryAfter: upload.headers['retry-after'], body: upload.body }).toEqual({
+      status: 503,
+      retryAfter: '1',
+      body: UNAVAILABLE,
+    });
+    const bytes = await read(stored);
+    expect({ status: bytes.status, retryAfter: bytes.headers['retry-after'], body: bytes.body }).toEqual({
+      status: 503,
+      retryAfter: '1',
+      body: UNAVAILABLE,
+    });
+    expect(await rows()).toBe(before);
+  } finally {
+    proxy.restore();
+  }
+  await sdkUpload().expect(201);
+  expect(Buffer.from((await read(stored).expect(200)).body as Buffer).equals(JPEG)).toBe(true);
+}, 60_000);
