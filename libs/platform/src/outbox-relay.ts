@@ -124,7 +124,8 @@ interface OutboxRow {
 @Injectable()
 export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(OutboxRelay.name);
-  private readonly listener: ChannelListener;
+  /** Made at bootstrap (a relay constructed and never started, as in tests, reads no settings for it). */
+  private listener: ChannelListener | null = null;
   private timer: NodeJS.Timeout | null = null;
   /** One pass at a time, at most one started per minIntervalMs; the backstop poll is armed after each. */
   private readonly passes = new PacedTask(
@@ -149,12 +150,6 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     @Inject(PLATFORM_OPTIONS) private readonly platform: PlatformOptions,
     @Inject(OUTBOX_RELAY_OPTIONS) private readonly options: OutboxRelayOptions,
   ) {
-    this.listener = new ChannelListener({
-      databaseUrl: platform.env.DATABASE_URL,
-      channel: outboxChannel(platform.database.schema),
-      applicationName: `${platform.service}-outbox-listen`,
-      onNotify: () => this.wake(),
-    });
     this.retention = new RetentionPass({
       deleteBatch: (limit) => this.deleteExpired(limit),
       batch: PRUNE_BATCH,
@@ -174,6 +169,12 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
       return;
     }
     this.unregisterLocal = registerLocalOutboxRelay(this.dataSource, () => this.wake());
+    this.listener = new ChannelListener({
+      databaseUrl: this.platform.env.DATABASE_URL,
+      channel: outboxChannel(this.platform.database.schema),
+      applicationName: `${this.platform.service}-outbox-listen`,
+      onNotify: () => this.wake(),
+    });
     await this.listener.start();
     this.wake();
     if (this.platform.env.OUTBOX_RETENTION_HOURS !== 0) this.retention.start();
@@ -320,7 +321,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     this.unregisterLocal?.();
     if (this.timer) clearTimeout(this.timer);
     await Promise.all([this.passes.stop(), this.retention.stop()]);
-    await this.listener.stop();
+    await this.listener?.stop();
   }
 }
 
