@@ -22,6 +22,9 @@ const S3rver = createRequire(__filename)(
 const JPEG = mediaFixture('tiny.jpg');
 const directory = mkdtempSync(join(tmpdir(), 'tessera-verification-s3-'));
 const UNAVAILABLE = { message: 'Media storage temporarily unavailable; retry with back-off' };
+/** media-store's S3 bound and the relay's idle bound, in the ratio of their defaults (5 s and 30 s). */
+const S3_TIMEOUT_MS = 1000;
+const MEDIA_STORE_TIMEOUT_MS = 6 * S3_TIMEOUT_MS;
 
 let s3: LocalS3;
 let proxy: TcpProxy;
@@ -33,15 +36,18 @@ beforeAll(async () => {
   s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
   const { port } = await s3.run();
   proxy = await startTcpProxy('127.0.0.1', port);
-  m = await startMediaHarness({
-    MEDIA_STORAGE: 's3',
-    S3_ENDPOINT: proxy.url('http'),
-    S3_BUCKET: 'tessera-verification-outage',
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
-    S3_TIMEOUT_MS: '500',
-  });
+  m = await startMediaHarness(
+    {
+      MEDIA_STORAGE: 's3',
+      S3_ENDPOINT: proxy.url('http'),
+      S3_BUCKET: 'tessera-verification-outage',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_TIMEOUT_MS: String(S3_TIMEOUT_MS),
+    },
+    { MEDIA_STORE_TIMEOUT_MS: String(MEDIA_STORE_TIMEOUT_MS) },
+  );
   h = m.h;
   a = await enrolledApplicant(h, 'storage-outage');
 }, SETUP_HOOK_TIMEOUT_MS);
@@ -86,4 +92,26 @@ it('while S3 is cut, an SDK upload and a partner read answer 503 Retry-After: 1;
   }
   await sdkUpload().expect(201);
   expect(Buffer.from((await read(stored).expect(200)).body as Buffer).equals(JPEG)).toBe(true);
+}, 60_000);
+
+it('while S3 hangs, an SDK upload and a partner read answer 503 Retry-After: 1 before the relay gives up', async () => {
+  const stored = (await sdkUpload().expect(201)).body.id as string;
+  const before = await rows();
+  proxy.hold();
+  try {
+    for (const send of [sdkUpload, () => read(stored)]) {
+      const started = Date.now();
+      const res = await send();
+      expect({ status: res.status, retryAfter: res.headers['retry-after'], body: res.body }).toEqual({
+        status: 503,
+        retryAfter: '1',
+        body: UNAVAILABLE,
+      });
+      expect(Date.now() - started).toBeLessThan(MEDIA_STORE_TIMEOUT_MS);
+    }
+    expect(await rows()).toBe(before);
+  } finally {
+    proxy.release();
+  }
+  await sdkUpload().expect(201);
 }, 60_000);

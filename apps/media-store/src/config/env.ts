@@ -53,9 +53,11 @@ export const envSchema = baseEnvSchema.extend({
   /**
    * How long a connection to S3 may take to open, and a request's socket may stay idle (nothing sent or
    * received), before the call is given up as storage unavailable (decision 0493). An idle bound, not a total
-   * one: a slow 100 MB upload that keeps moving is never cut.
+   * one: a slow 100 MB upload that keeps moving is never cut. With the SDK's 3 attempts a hung S3 answers 503
+   * after about 3 × this: keep that well under verification-api's MEDIA_STORE_TIMEOUT_MS (30 s), or its relay
+   * gives up first with a 504.
    */
-  S3_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  S3_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -190,7 +190,13 @@ export class ResourcesService {
     } catch (caught) {
       body.unpipe(meter);
       body.resume();
-      await this.forget(id);
+      if (storageUnavailable(caught) || storageUnavailable(refusal)) {
+        // Storage away (decision 0493): answer the 503 now. Bytes may have reached it before it hung, so the
+        // staged row goes only once they are removed; otherwise it stays for the sweeper.
+        void this.removeThenForget(id, storageKey);
+      } else {
+        await this.forget(id);
+      }
       throw asHttpError(refusal ?? caught);
     } finally {
       body.off('close', aborted);

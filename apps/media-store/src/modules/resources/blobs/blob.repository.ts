@@ -54,6 +54,7 @@ const NETWORK_ERRORS = new Set([
 export function storageUnavailable(err: unknown): boolean {
   const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   if (!e) return false;
+  if (err instanceof StorageUnavailableError) return true;
   if (e.name === 'TimeoutError' || (e.code !== undefined && NETWORK_ERRORS.has(e.code))) return true;
   return (e.$metadata?.httpStatusCode ?? 0) >= 500;
 }

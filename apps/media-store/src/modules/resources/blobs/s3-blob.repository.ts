@@ -91,9 +91,15 @@ export class S3BlobRepository extends BlobRepository {
     try {
       await Promise.race([upload.done(), failed]);
     } catch (err) {
+      if (storageUnavailable(err)) {
+        // Storage away: each cleanup call would wait out the same timeouts again, so the caller gets its 503 now.
+        // The abort goes on in the background; the caller removes the key (or leaves it to the sweep, 0493).
+        void upload.abort().catch(() => undefined);
+        throw new StorageUnavailableError(err);
+      }
       await upload.abort().catch(() => undefined);
       await this.remove(key).catch(() => undefined);
-      throw asStorageError(err);
+      throw err;
     }
   }
 
