@@ -598,24 +598,23 @@ describe('approvals', () => {
     expect(posts!.n).toBe(1);
   });
 
-  it('an approved withdrawal whose start job was lost is re-driven by the stuck-transaction sweeper', async () => {
+  it("an approved withdrawal whose wake was lost is started by the worker's poll (decision 0491)", async () => {
     await threshold();
     const w = await fundedWallet(api, ASSETS.BTC, '2');
     const id = (await withdraw(w.walletId, '1').expect(201)).body.transactionId as string;
     await new Promise((r) => setTimeout(r, 300));
-    // A quorum committed whose enqueue never happened (a crash between commit and enqueue).
+    // A quorum committed whose NOTIFY never came (a crash right after the commit): no API call wakes the worker.
     await sql(
       h,
       `UPDATE withdrawal_approvals SET status = 'approved', decided_at = now() WHERE transaction_id = $1`,
       [id],
     );
-    expect(await status(id)).toBe('Submitted');
-    const sweep = await h.worker!.get(StuckTransactionSweeper).sweep(1);
-    expect(sweep).toMatchObject({ found: 1, requeued: 1 });
     await waitFor(
       () => status(id),
       (s) => s === 'Completed',
     );
+    // Nothing is left for the stuck-transaction sweeper, the second backstop.
+    expect(await h.worker!.get(StuckTransactionSweeper).sweep(1)).toMatchObject({ found: 0, requeued: 0 });
   });
 
   it('a rejection cancels it with the reason, releases the hold and emits the status event', async () => {
