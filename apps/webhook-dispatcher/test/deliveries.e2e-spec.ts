@@ -427,10 +427,14 @@ describe('webhook deliveries over HTTPS', () => {
         },
       (r) => r.result.status === 'delivered',
     );
-    expect(d.result.attempts.map((a) => [a.success, a.errorMessage])).toEqual([
-      [false, 'target refused: host flaky.test does not resolve (getaddrinfo ENOTFOUND flaky.test)'],
-      [true, null],
+    const attempts = d.result.attempts.map((a) => [a.success, a.errorMessage]);
+    expect(attempts[0]).toEqual([
+      false,
+      'target refused: host flaky.test does not resolve (getaddrinfo ENOTFOUND flaky.test)',
     ]);
+    expect(attempts.at(-1)).toEqual([true, null]);
+    // On a loaded machine an attempt between them may outlast the suite's 400 ms timeout: retried like any other.
+    expect(attempts.slice(1, -1).filter(([, message]) => message !== 'timed out after 400 ms')).toEqual([]);
   });
 
   it('connects to the vetted address but verifies TLS for the hostname', async () => {
