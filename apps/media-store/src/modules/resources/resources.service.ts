@@ -19,7 +19,7 @@ import {
   BlobNotFoundError,
   BlobRepository,
   type ByteRange,
-  StorageUnavailableError,
+  asStorageError,
   storageUnavailable,
 } from './blobs/blob.repository';
 import {
@@ -71,7 +71,7 @@ const stagedUploadExpired = (
  */
 const asHttpError = (err: unknown): unknown =>
   storageUnavailable(err)
-    ? new StorageUnavailableError(err)
+    ? asStorageError(err)
     : err instanceof UnsupportedTypeError
       ? new AppException(415, err.message)
       : err instanceof EmptyFileError

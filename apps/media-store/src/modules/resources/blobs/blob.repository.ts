@@ -58,3 +58,7 @@ export function storageUnavailable(err: unknown): boolean {
   if (e.name === 'TimeoutError' || (e.code !== undefined && NETWORK_ERRORS.has(e.code))) return true;
   return (e.$metadata?.httpStatusCode ?? 0) >= 500;
 }
+
+/** `err` as a StorageUnavailableError when the storage is unavailable (an existing one unchanged); else `err`. */
+export const asStorageError = (err: unknown): unknown =>
+  err instanceof StorageUnavailableError || !storageUnavailable(err) ? err : new StorageUnavailableError(err);

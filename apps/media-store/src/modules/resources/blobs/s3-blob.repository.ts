@@ -13,7 +13,7 @@ import {
   BlobNotFoundError,
   BlobRepository,
   type ByteRange,
-  StorageUnavailableError,
+  asStorageError,
   storageUnavailable,
 } from './blob.repository';
 
@@ -27,10 +27,6 @@ export interface S3BlobSettings {
   /** Connect and idle-socket timeout (S3_TIMEOUT_MS). */
   timeoutMs: number;
 }
-
-/** `err` as StorageUnavailableError when the storage is unavailable; unchanged otherwise. */
-const asStorageError = (err: unknown): unknown =>
-  storageUnavailable(err) ? new StorageUnavailableError(err) : err;
 
 const missing = (err: unknown): boolean => {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -95,7 +91,7 @@ export class S3BlobRepository extends BlobRepository {
         // Storage away: each cleanup call would wait out the same timeouts again, so the caller gets its 503 now.
         // The abort goes on in the background; the caller removes the key (or leaves it to the sweep, 0493).
         void upload.abort().catch(() => undefined);
-        throw new StorageUnavailableError(err);
+        throw asStorageError(err);
       }
       await upload.abort().catch(() => undefined);
       await this.remove(key).catch(() => undefined);
