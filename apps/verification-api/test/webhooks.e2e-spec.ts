@@ -66,7 +66,7 @@ describe('verification webhook configuration, served by the real dispatcher over
     expect(Object.keys(res.body)).toEqual(['message']);
   });
 
-  it('a refusal names its field and reason in the message, the verification error shape (decision 0490)', async () => {
+  it('a refusal names its field and reason in the message (decision 0490); the catalog holds the nine events', async () => {
     const a = await h.tenant('Refusals');
     const put = (body: unknown) =>
       h
@@ -127,6 +127,20 @@ describe('verification webhook configuration, served by the real dispatcher over
         .expect(404, { message: 'Delivery not found' });
     }
     expect((await h.http().get('/v1/webhooks/deliveries/a%00b').set(h.auth(a.key))).status).toBe(400);
+    // The catalog is DECISIONS' nine verification events and the test event, nothing of custody.
+    const catalog = await h.http().get('/v1/webhooks/events/catalog').set(h.auth(a.key)).expect(200);
+    expect(catalog.body.map((e: { eventType: string }) => e.eventType)).toEqual([
+      'applicantCreated',
+      'applicantPending',
+      'applicantReviewed',
+      'applicantOnHold',
+      'applicantReset',
+      'applicantDeactivated',
+      'applicantActivated',
+      'applicantPersonalInfoChanged',
+      'companyChildrenCompleted',
+      'webhook.test',
+    ]);
     await h
       .http()
       .post('/v1/webhooks/test')
