@@ -1,10 +1,13 @@
 import { createHmac } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WEBHOOK_RPC } from '@tessera/contracts';
-import type { TestEnvironment } from '@tessera/testing';
+import { bootApp, type TestEnvironment } from '@tessera/testing';
 import { DataSource } from 'typeorm';
+import { AppModule } from '../src/app.module';
+import { loadEnv } from '../src/config/env';
 import { dispatcherWithReceiver, enqueue, event, insertDue, putEndpoint, rpc } from './support/harness';
-import { type HttpsReceiver, waitFor } from './support/https-receiver';
+import { type HttpsReceiver, makeCertificate, waitFor } from './support/https-receiver';
 import { testResolver } from './support/resolver';
 
 /**
@@ -174,4 +177,31 @@ it('refuses the retry of a pending delivery with 409, and leaves it as it was', 
   };
   expect(d.result).toMatchObject({ status: 'pending', attemptCount: 0 });
   expect(receiver.at('/pending')).toHaveLength(0);
+});
+
+it('warns at boot when WEBHOOK_ALLOW_PRIVATE_TARGETS or WEBHOOK_CA_FILE is set, and only then', async () => {
+  // The warnings are written while the providers are made, before pino takes over Nest's logger (Nest's own
+  // console logger, error and warn only, prints them): the Logger calls are what is checked.
+  const boot = async (vars: Record<string, string>) => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const booted = await bootApp(AppModule.forRoot(loadEnv({ ...env.env, ...vars })));
+      await booted.close();
+      return warn.mock.calls.map(([message]) => String(message)).filter((m) => /^WEBHOOK_/.test(m));
+    } finally {
+      warn.mockRestore();
+    }
+  };
+  expect(
+    await boot({
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: '127.0.0.1/32',
+      WEBHOOK_CA_FILE: makeCertificate().certFile,
+    }),
+  ).toEqual([
+    expect.stringMatching(
+      /^WEBHOOK_ALLOW_PRIVATE_TARGETS is set \(127\.0\.0\.1\/32\).*Development and tests only\.$/,
+    ),
+    expect.stringMatching(/^WEBHOOK_CA_FILE is set .*Development and tests only\.$/),
+  ]);
+  expect(await boot({})).toEqual([]);
 });
