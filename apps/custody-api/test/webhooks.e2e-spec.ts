@@ -1,19 +1,22 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhookBody } from '@tessera/auth';
+import { signRequest, verifyWebhookBody } from '@tessera/auth';
 import {
   type DispatcherProcess,
   makeCertificate,
   startDispatcherProcess,
   SETUP_HOOK_TIMEOUT_MS,
 } from '@tessera/testing';
+import request from 'supertest';
 import {
   ASSETS,
   BASIC_SCOPES,
+  type Client,
   client,
   createKey,
   createTenant,
   type Harness,
+  type KeyPair,
   startHarness,
   waitFor,
 } from './support';
@@ -101,6 +104,189 @@ describe('custody webhook endpoints, served by the real dispatcher over RPC', ()
     const api = client(h.api, await createKey(h.api, tenant, { scopes: ['webhooks:write'] }));
     const res = await api.put('/webhooks/outbound', { url: 'http://127.0.0.1:9/hooks' }).expect(400);
     expect(typeof res.body.message).toBe('string');
+  });
+});
+
+/**
+ * The webhook contract review (decision 0490): every refusal of the partner webhook endpoints is a 4xx in the custody
+ * shape, never a 5xx, and names the field it is about.
+ */
+describe('webhook endpoints refuse malformed input in the contract shape (decision 0490)', () => {
+  let api: Client;
+  let signed: KeyPair;
+
+  beforeAll(async () => {
+    signed = await createKey(h.api, await createTenant(h.api), {
+      scopes: ['webhooks:read', 'webhooks:write'],
+    });
+    api = client(h.api, signed);
+  });
+
+  /** A signed PUT /webhooks/outbound whose body is exactly `body` (the helper client would re-serialise it). */
+  function putRaw(body: string) {
+    const headers = signRequest(signed.apiKey, signed.apiSecret, {
+      method: 'PUT',
+      pathWithQuery: '/webhooks/outbound',
+      body,
+    });
+    let req = request(h.api.getHttpServer()).put('/webhooks/outbound');
+    for (const [name, value] of Object.entries(headers)) req = req.set(name, value);
+    return req.set('content-type', 'application/json').send(body);
+  }
+
+  it('PUT /webhooks/outbound: each malformed body is a 400 naming its field, and nothing is stored', async () => {
+    const url = 'https://127.0.0.1:9/hooks';
+    const cases: [string, string, string][] = [
+      ['no url', '{}', 'url'],
+      ['url a number', '{"url":123}', 'url'],
+      ['url null', '{"url":null}', 'url'],
+      ['url an array', `{"url":["${url}"]}`, 'url'],
+      ['url empty', '{"url":""}', 'url'],
+      ['http scheme', '{"url":"http://127.0.0.1:9/hooks"}', 'url'],
+      ['not a URL', '{"url":"hooks"}', 'url'],
+      ['no host', '{"url":"https://"}', 'url'],
+      ['URL over 2048 characters', JSON.stringify({ url: `${url}/${'a'.repeat(2048)}` }), 'url'],
+      ['NUL in the URL', `{"url":"${url}\\u0000"}`, 'body'],
+      [
+        'unknown event type',
+        JSON.stringify({ url, subscribedEventTypes: ['transaction.created', 'nope'] }),
+        'subscribedEventTypes',
+      ],
+      [
+        'event type of the other API',
+        JSON.stringify({ url, subscribedEventTypes: ['applicantReviewed'] }),
+        'subscribedEventTypes',
+      ],
+      [
+        'event type in another case',
+        JSON.stringify({ url, subscribedEventTypes: ['Wallet.Created'] }),
+        'subscribedEventTypes',
+      ],
+      ['empty list of types', JSON.stringify({ url, subscribedEventTypes: [] }), 'subscribedEventTypes'],
+      [
+        'types a string',
+        JSON.stringify({ url, subscribedEventTypes: 'wallet.created' }),
+        'subscribedEventTypes',
+      ],
+      ['types an object', JSON.stringify({ url, subscribedEventTypes: {} }), 'subscribedEventTypes'],
+      ['a type a number', JSON.stringify({ url, subscribedEventTypes: [1] }), 'subscribedEventTypes.0'],
+      ['a type null', JSON.stringify({ url, subscribedEventTypes: [null] }), 'subscribedEventTypes.0'],
+      ['a type empty', JSON.stringify({ url, subscribedEventTypes: [''] }), 'subscribedEventTypes.0'],
+      [
+        '101 types',
+        JSON.stringify({ url, subscribedEventTypes: Array(101).fill('wallet.created') }),
+        'subscribedEventTypes',
+      ],
+      ['body an array', '[]', 'body'],
+      ['body a string', '"x"', 'body'],
+      ['body a number', '1', 'body'],
+    ];
+    for (const [name, body, field] of cases) {
+      const res = await putRaw(body);
+      expect({ name, status: res.status, fields: Object.keys(res.body.errors ?? {}) }).toEqual({
+        name,
+        status: 400,
+        fields: [field],
+      });
+      expect(res.body.message).toEqual(expect.any(String));
+    }
+    // Malformed JSON and a body over the limit keep their own answers, in the shape.
+    expect((await putRaw('{"url":')).status).toBe(400);
+    const huge = await putRaw(JSON.stringify({ url: `${url}/${'a'.repeat(2_000_000)}` }));
+    expect(huge.status).toBe(413);
+    expect(huge.body).toEqual({ message: expect.any(String) });
+    expect((await api.get('/webhooks/outbound').expect(200)).body).toEqual({
+      url: null,
+      signingSecret: null,
+      subscribedEventTypes: null,
+      isConfigured: false,
+    });
+  });
+
+  it('PUT of the same URL with other event types keeps the secret (null) and stores the types once each', async () => {
+    const url = 'https://127.0.0.1:9/same';
+    const first = await api.put('/webhooks/outbound', { url }).expect(200);
+    expect(first.body.signingSecret).toMatch(/^whsec_/);
+    const retyped = await api
+      .put('/webhooks/outbound', { url, subscribedEventTypes: ['wallet.created', 'wallet.created'] })
+      .expect(200);
+    expect(retyped.body).toEqual({
+      url,
+      signingSecret: null,
+      subscribedEventTypes: ['wallet.created'],
+      isConfigured: true,
+    });
+    const back = await api.put('/webhooks/outbound', { url, subscribedEventTypes: null }).expect(200);
+    expect(back.body).toMatchObject({ signingSecret: null, subscribedEventTypes: null });
+  });
+
+  it('GET /webhooks/deliveries: malformed pageSize, cursor and status are 400 naming the field', async () => {
+    const cases: [string, string][] = [
+      ['pageSize=0', 'pageSize'],
+      ['pageSize=-1', 'pageSize'],
+      ['pageSize=abc', 'pageSize'],
+      ['pageSize=1.5', 'pageSize'],
+      ['pageSize=', 'pageSize'],
+      ['pageSize=201', 'pageSize'],
+      ['pageSize=99999999999999999999999', 'pageSize'],
+      ['pageSize=1&pageSize=2', 'pageSize'],
+      ['cursor=abc', 'cursor'],
+      ['cursor=', 'cursor'],
+      ['cursor=00000000-0000-4000-8000-000000000000', 'cursor'],
+      // A version 7 id from the far future: its time is past what a timestamp holds (was a bare 400 from the
+      // database, without the field).
+      ['cursor=ffffffff-ffff-7fff-bfff-ffffffffffff', 'cursor'],
+      ['status=bogus', 'status'],
+      ['status=DEAD', 'status'],
+      ['status=', 'status'],
+      ['status=dead&status=failed', 'status'],
+    ];
+    for (const [query, field] of cases) {
+      const res = await api.get(`/webhooks/deliveries?${query}`);
+      expect({ query, status: res.status, fields: Object.keys(res.body.errors ?? {}) }).toEqual({
+        query,
+        status: 400,
+        fields: [field],
+      });
+    }
+    const empty = await api.get('/webhooks/deliveries?pageSize=200&status=pending').expect(200);
+    expect(empty.body).toEqual({ items: [], nextCursor: null });
+  });
+
+  it('each route needs its scope: reads webhooks:read, the test delivery and retry webhooks:write', async () => {
+    const tenant = await createTenant(h.api);
+    const readOnly = client(h.api, await createKey(h.api, tenant, { scopes: ['webhooks:read'] }));
+    const writeOnly = client(h.api, await createKey(h.api, tenant, { scopes: ['webhooks:write'] }));
+    const id = '00000000-0000-0000-0000-000000000000';
+    for (const res of [
+      await readOnly.post('/webhooks/outbound/test'),
+      await readOnly.post(`/webhooks/deliveries/${id}/retry`),
+    ])
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 403,
+        body: { message: 'This API key lacks the scope webhooks:write' },
+      });
+    for (const res of [
+      await writeOnly.get('/webhooks/outbound'),
+      await writeOnly.get('/webhooks/events/catalog'),
+      await writeOnly.get('/webhooks/deliveries'),
+      await writeOnly.get(`/webhooks/deliveries/${id}`),
+    ])
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 403,
+        body: { message: 'This API key lacks the scope webhooks:read' },
+      });
+  });
+
+  it('malformed delivery ids: 404 for a non-UUID, 400 for NUL or broken percent-encoding, never 5xx', async () => {
+    for (const id of ['abc', '00000000-0000-0000-0000-000000000000', 'abc%20', '1;DROP']) {
+      await api.get(`/webhooks/deliveries/${id}`).expect(404, { message: 'Delivery not found' });
+      await api.post(`/webhooks/deliveries/${id}/retry`).expect(404, { message: 'Delivery not found' });
+    }
+    for (const id of ['%00', 'a%00b', '%E0%A4%A']) {
+      expect((await api.get(`/webhooks/deliveries/${id}`)).status).toBe(400);
+      expect((await api.post(`/webhooks/deliveries/${id}/retry`)).status).toBe(400);
+    }
   });
 });
 

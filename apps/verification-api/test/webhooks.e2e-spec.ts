@@ -66,6 +66,88 @@ describe('verification webhook configuration, served by the real dispatcher over
     expect(Object.keys(res.body)).toEqual(['message']);
   });
 
+  it('a refusal names its field and reason in the message (decision 0490); the catalog holds the nine events', async () => {
+    const a = await h.tenant('Refusals');
+    const put = (body: unknown) =>
+      h
+        .http()
+        .put('/v1/webhooks')
+        .set(h.auth(a.key))
+        .send(body as object);
+    const url = 'https://127.0.0.1:9/kyc';
+    const cases: [unknown, string][] = [
+      [{}, 'url: is required'],
+      [{ url: 123 }, 'url: must be a string'],
+      [{ url: 'http://127.0.0.1:9/kyc' }, 'url: URL scheme must be https'],
+      [{ url: 'https://10.0.0.1/kyc' }, 'url: address 10.0.0.1 is not public (private)'],
+      [{ url: 'https://169.254.169.254/kyc' }, 'url: address 169.254.169.254 is not public (linkLocal)'],
+      [{ url: ` ${url}` }, 'url: URL must not contain spaces or control characters'],
+      [{ url: 'https://127.0.0.1:0/kyc' }, 'url: URL port must be 1 to 65535'],
+      [
+        { url, subscribedEventTypes: ['applicantReviewed', 'wallet.created', 'nope'] },
+        'subscribedEventTypes: unknown event type: wallet.created',
+      ],
+      [{ url, subscribedEventTypes: 'applicantReviewed' }, 'subscribedEventTypes: must be an array'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await put(body);
+      expect({ body, status: res.status, answer: res.body }).toEqual({
+        body,
+        status: 400,
+        answer: { message },
+      });
+    }
+    expect((await h.http().get('/v1/webhooks').set(h.auth(a.key)).expect(200)).body.isConfigured).toBe(false);
+
+    const list = (query: string) => h.http().get(`/v1/webhooks/deliveries?${query}`).set(h.auth(a.key));
+    for (const [query, message] of [
+      ['cursor=abc', 'cursor: invalid cursor'],
+      ['cursor=ffffffff-ffff-7fff-bfff-ffffffffffff', 'cursor: invalid cursor'],
+      ['pageSize=0', 'pageSize: must be at least 1'],
+      ['pageSize=201', 'pageSize: must be at most 200'],
+      ['status=bogus', 'status: must be one of pending, delivered, failed, dead'],
+    ]) {
+      const res = await list(query!);
+      expect({ query, status: res.status, answer: res.body }).toEqual({
+        query,
+        status: 400,
+        answer: { message },
+      });
+    }
+    for (const id of ['abc', '00000000-0000-0000-0000-000000000000']) {
+      await h
+        .http()
+        .get(`/v1/webhooks/deliveries/${id}`)
+        .set(h.auth(a.key))
+        .expect(404, { message: 'Delivery not found' });
+      await h
+        .http()
+        .post(`/v1/webhooks/deliveries/${id}/retry`)
+        .set(h.auth(a.key))
+        .expect(404, { message: 'Delivery not found' });
+    }
+    expect((await h.http().get('/v1/webhooks/deliveries/a%00b').set(h.auth(a.key))).status).toBe(400);
+    // The catalog is DECISIONS' nine verification events and the test event, nothing of custody.
+    const catalog = await h.http().get('/v1/webhooks/events/catalog').set(h.auth(a.key)).expect(200);
+    expect(catalog.body.map((e: { eventType: string }) => e.eventType)).toEqual([
+      'applicantCreated',
+      'applicantPending',
+      'applicantReviewed',
+      'applicantOnHold',
+      'applicantReset',
+      'applicantDeactivated',
+      'applicantActivated',
+      'applicantPersonalInfoChanged',
+      'companyChildrenCompleted',
+      'webhook.test',
+    ]);
+    await h
+      .http()
+      .post('/v1/webhooks/test')
+      .set(h.auth(a.key))
+      .expect(409, { message: 'Webhook endpoint is not configured' });
+  });
+
   it('a rotation whose reply was lost on the way to the API is rotated again by the repeat PUT (decision 0448)', async () => {
     const a = await h.tenant('Lost reply');
     const url = (path: string) => `https://127.0.0.1:${receiverPort}${path}`;

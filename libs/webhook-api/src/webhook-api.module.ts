@@ -91,9 +91,24 @@ export class WebhookApiClient {
     } catch {
       throw new AppException(502, 'Webhook service unavailable');
     }
-    if (!reply.ok) throw new AppException(reply.error.status, reply.error.message, reply.error.errors);
+    if (!reply.ok) {
+      const { status, message, errors } = reply.error;
+      // Verification's error shape is `{message}` alone, reporting the first problem found (its contract):
+      // its filter drops `errors`, which carry what the problem is ("Invalid webhook URL" does not say which
+      // rule). The first field and reason become the message, as the API's own refusals write them
+      // ("url: must be a string"); custody keeps both members (decision 0490).
+      if (this.options.source === 'verification' && errors && Object.keys(errors).length > 0)
+        throw new AppException(status, firstProblem(errors), errors);
+      throw new AppException(status, message, errors);
+    }
     return reply.result as z.infer<S>;
   }
+}
+
+/** `field: reason` of the first problem the dispatcher named. */
+function firstProblem(errors: Record<string, string[]>): string {
+  const [field, reasons] = Object.entries(errors)[0]!;
+  return `${field}: ${reasons[0] ?? 'is not valid'}`;
 }
 
 function controllerFor(options: WebhookApiOptions): Type<unknown> {

@@ -16,8 +16,17 @@ export interface ReceivedRequest {
   at: number;
 }
 
-/** What the receiver answers on a path: a status, an optional delay and headers. */
-export type Behaviour = { status: number; delayMs?: number; headers?: Record<string, string>; body?: string };
+/**
+ * What the receiver answers on a path: a status, an optional delay and headers; `reset` drops the connection
+ * after reading the request instead of answering.
+ */
+export type Behaviour = {
+  status: number;
+  delayMs?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  reset?: boolean;
+};
 
 export class HttpsReceiver {
   readonly requests: ReceivedRequest[] = [];
@@ -64,6 +73,7 @@ export class HttpsReceiver {
         const b = list.length > 1 ? list.shift()! : list[0]!;
         const send = () => {
           if (res.destroyed) return;
+          if (b.reset) return void req.socket.destroy();
           res.writeHead(b.status, b.headers ?? {});
           res.end(b.body ?? 'ok');
         };

@@ -403,7 +403,9 @@ export class DeliveriesRepository {
   /**
    * Where a page cursor (the last delivery of the page before) stands: its row's `created_at`, to the
    * microsecond. A delivery the retention deleted since (decision 0433) stands at the time its version 7 id
-   * carries, so a walk through the oldest pages goes on; an unknown id of another version is a bad cursor.
+   * carries, so a walk through the oldest pages goes on; an unknown id of another version, or one whose time is
+   * still to come (no delivery was deleted there, and past year 9999 Postgres cannot read the time), is a bad
+   * cursor (decision 0490).
    */
   private async cursorTime(tenantId: string, source: string, cursor: string): Promise<string | null> {
     const rows: { at: string }[] = await this.dataSource.query(
@@ -411,7 +413,9 @@ export class DeliveriesRepository {
          FROM webhook_deliveries WHERE id = $1 AND tenant_id = $2 AND source = $3`,
       [cursor, tenantId, source],
     );
-    return rows[0]?.at ?? timeOfOrderedId(cursor)?.toISOString() ?? null;
+    if (rows[0]) return rows[0].at;
+    const carried = timeOfOrderedId(cursor);
+    return carried && carried.getTime() <= Date.now() ? carried.toISOString() : null;
   }
 
   find(tenantId: string, source: string, id: string): Promise<WebhookDeliveryEntity | null> {
