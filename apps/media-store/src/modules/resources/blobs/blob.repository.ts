@@ -28,7 +28,7 @@ export class BlobNotFoundError extends Error {
 
 /**
  * The storage did not answer, or refused for a reason of its own (connection refused or reset, a connect or idle
- * timeout, an S3 5xx): the caller gets 503 `Retry-After: 1` in the API's error shape (decision 0493), never a 500
+ * timeout, an S3 5xx, a disk that refuses): the caller gets 503 `Retry-After: 1` in the error shape (decisions 0493, 0494), never a 500
  * or a hang. The cause is logged, never sent.
  */
 export class StorageUnavailableError extends AppException {
@@ -37,8 +37,12 @@ export class StorageUnavailableError extends AppException {
   }
 }
 
-/** Socket errors of a storage that is away or cut the connection. */
-const NETWORK_ERRORS = new Set([
+/**
+ * Error codes of a storage that cannot take or give bytes now: the socket errors of an S3 that is away or cut the
+ * connection, and the refusals of the `fs` driver's disk (full, over a quota or a file-size limit, read-only, an
+ * I/O error, out of file descriptors; decision 0494). A wrong request or a bug keeps its own error (a 500).
+ */
+const STORAGE_AWAY = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ECONNABORTED',
@@ -48,6 +52,13 @@ const NETWORK_ERRORS = new Set([
   'ENETUNREACH',
   'ENOTFOUND',
   'EAI_AGAIN',
+  'ENOSPC',
+  'EDQUOT',
+  'EFBIG',
+  'EROFS',
+  'EIO',
+  'EMFILE',
+  'ENFILE',
 ]);
 
 /** Whether `err` says the storage is unavailable rather than that the request was wrong (decision 0493). */
@@ -55,7 +66,7 @@ export function storageUnavailable(err: unknown): boolean {
   const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
   if (!e) return false;
   if (err instanceof StorageUnavailableError) return true;
-  if (e.name === 'TimeoutError' || (e.code !== undefined && NETWORK_ERRORS.has(e.code))) return true;
+  if (e.name === 'TimeoutError' || (e.code !== undefined && STORAGE_AWAY.has(e.code))) return true;
   return (e.$metadata?.httpStatusCode ?? 0) >= 500;
 }
 

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { DependencyUnavailableError } from '@tessera/platform';
 import { BlobNotFoundError, BlobRepository, type ByteRange } from './blob.repository';
 
 /** Local-disk blobs under MEDIA_FS_ROOT; an upload is written to `.tmp/` and renamed into place when complete. */
@@ -18,6 +19,27 @@ export class FsBlobRepository extends BlobRepository {
   /** Folder of in-flight uploads (empty when none is running). */
   get tempDir(): string {
     return join(this.root, '.tmp');
+  }
+
+  /**
+   * Boot check (decision 0494): the folder of in-flight uploads can be made and a file written in it. A root the
+   * service cannot write (not a directory, no permission, a read-only mount) is a deployment mistake no retry
+   * mends, so the boot stops with one line naming it. A full disk does not stop it: reads, metadata and sweeps
+   * still work, and each write the disk refuses answers 503, as S3 away does (decision 0493).
+   */
+  async requireWritable(): Promise<void> {
+    const probe = join(this.tempDir, `boot-${randomUUID()}`);
+    try {
+      await mkdir(this.tempDir, { recursive: true });
+      await writeFile(probe, '', { flag: 'wx' });
+      await rm(probe);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? String(err);
+      if (code === 'ENOSPC' || code === 'EDQUOT') return;
+      throw new DependencyUnavailableError(
+        `MEDIA_FS_ROOT ${this.root} is not a writable directory (${code}). Mount a volume the service's user can write there, or set MEDIA_STORAGE=s3.`,
+      );
+    }
   }
 
   private pathOf(key: string): string {
