@@ -57,6 +57,7 @@ beforeAll(async () => {
     S3_SECRET_ACCESS_KEY: 'S3RVER',
     S3_FORCE_PATH_STYLE: 'true',
     S3_TIMEOUT_MS: String(S3_TIMEOUT_MS),
+    MEDIA_STAGED_SWEEP_INTERVAL_MS: '300',
   });
   db = new Client({ connectionString: env.db.url });
   await db.connect();
@@ -81,6 +82,8 @@ const put = () =>
 const get = (seq: number) =>
   http().get(`/internal/v1/resources/${enrollmentId}/selfie/${seq}?${owner}`).set(AUTH).timeout(20_000);
 const rows = async () => Number((await db.query('SELECT count(*) AS n FROM media.resources')).rows[0].n);
+const staged = async () =>
+  Number((await db.query('SELECT count(*) AS n FROM media.staged_uploads')).rows[0].n);
 
 /** Expects the storage outage's 503 within PROMPT_MS. */
 async function expectUnavailable(send: () => request.Test): Promise<void> {
@@ -115,6 +118,20 @@ describe.each([
   it('a download of a stored file answers 503 Retry-After: 1 at once', async () => {
     await expectUnavailable(() => get(stored));
   }, 30_000);
+
+  it("a failed upload's staged row stays while S3 is away, and the sweep removes it once S3 is back", async () => {
+    const before = await staged();
+    await expectUnavailable(put);
+    expect(await staged()).toBe(before + 1);
+    // Past MEDIA_STAGED_TTL_SECONDS: every sweep (each 300 ms here) now tries to remove the bytes, and cannot.
+    await db.query(`UPDATE media.staged_uploads SET created_at = now() - interval '2 hours'`);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await staged()).toBe(before + 1);
+    restore();
+    const deadline = Date.now() + 20_000;
+    while ((await staged()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(await staged()).toBe(0);
+  }, 40_000);
 
   it('once S3 is back, uploads and downloads work again', async () => {
     restore();
