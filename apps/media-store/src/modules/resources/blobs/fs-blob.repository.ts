@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DependencyUnavailableError } from '@tessera/platform';
-import { BlobNotFoundError, BlobRepository, type ByteRange } from './blob.repository';
+import { asStorageError, BlobNotFoundError, BlobRepository, type ByteRange } from './blob.repository';
+
+/** No file there: gone (ENOENT), or a path through something that is not a directory (ENOTDIR). */
+const absent = (err: unknown): boolean => {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+};
 
 /** Local-disk blobs under MEDIA_FS_ROOT; an upload is written to `.tmp/` and renamed into place when complete. */
 export class FsBlobRepository extends BlobRepository {
@@ -52,27 +59,38 @@ export class FsBlobRepository extends BlobRepository {
   async put(key: string, body: Readable, _contentType?: string): Promise<void> {
     const target = this.pathOf(key);
     const temp = join(this.tempDir, randomUUID());
-    await mkdir(this.tempDir, { recursive: true });
     try {
+      await mkdir(this.tempDir, { recursive: true });
       await pipeline(body, createWriteStream(temp, { flags: 'wx' }));
       await mkdir(dirname(target), { recursive: true });
       await rename(temp, target);
     } catch (err) {
       await rm(temp, { force: true });
-      throw err;
+      throw asStorageError(err);
     }
   }
 
+  /** The file, once opened: a file that cannot be opened is missing (404) or a disk that refuses (503, 0494). */
   async read(key: string, range?: ByteRange): Promise<Readable> {
     const path = this.pathOf(key);
     if (!(await this.exists(key))) throw new BlobNotFoundError(key);
-    return createReadStream(path, range ? { start: range.start, end: range.end } : {});
+    const file = createReadStream(path, range ? { start: range.start, end: range.end } : {});
+    try {
+      await once(file, 'ready');
+    } catch (err) {
+      file.destroy();
+      throw absent(err) ? new BlobNotFoundError(key) : asStorageError(err);
+    }
+    return file;
   }
 
   async exists(key: string): Promise<boolean> {
     return stat(this.pathOf(key)).then(
       (s) => s.isFile(),
-      () => false,
+      (err: unknown) => {
+        if (absent(err)) return false;
+        throw asStorageError(err);
+      },
     );
   }
 
