@@ -65,7 +65,11 @@ export class TestDnsServer {
       record.writeUInt16BE(data.length, 10);
       return Buffer.concat([record, data]);
     });
-    this.socket.send(Buffer.concat([header, question, ...records]), port, host);
+    const reply = Buffer.concat([header, question, ...records]);
+    const delayMs = found ? (entry.delayMs ?? 0) : 0;
+    // A slow server's late answer; dropped when the server has stopped meanwhile.
+    if (delayMs > 0) setTimeout(() => this.socket.send(reply, port, host, () => undefined), delayMs).unref();
+    else this.socket.send(reply, port, host);
   }
 
   async stop(): Promise<void> {

@@ -281,7 +281,10 @@ export class DeliveriesService implements OnModuleDestroy {
       };
     } else {
       try {
-        const target = await this.guard.vet(endpoint.url);
+        // One deadline for the whole attempt, the contract's "5 s timeout per attempt": the DNS check and the
+        // request share WEBHOOK_TIMEOUT_MS (decision 0495); they had one each.
+        const deadline = Date.now() + this.env.WEBHOOK_TIMEOUT_MS;
+        const target = await this.guard.vet(endpoint.url, this.env.WEBHOOK_TIMEOUT_MS);
         const headers: Record<string, string> = webhookHeaders(
           endpoint.secret,
           claimed.eventId,
@@ -295,13 +298,11 @@ export class DeliveriesService implements OnModuleDestroy {
         // and POST it beside this one (decision 0452). When the wait for a request permit and DNS left too
         // little of it, the claim goes back, due now, and nothing is sent (`result` stays unset).
         const budget = claimed.leaseDeadline - this.leaseMarginMs - Date.now();
-        if (budget >= Math.min(this.env.WEBHOOK_TIMEOUT_MS, this.env.WEBHOOK_LEASE_MS / 2))
-          result = await this.sender.post(
-            target,
-            headers,
-            claimed.payload,
-            Math.min(this.env.WEBHOOK_TIMEOUT_MS, Math.floor(budget)),
-          );
+        if (budget >= Math.min(this.env.WEBHOOK_TIMEOUT_MS, this.env.WEBHOOK_LEASE_MS / 2)) {
+          const bound = Math.min(this.env.WEBHOOK_TIMEOUT_MS, Math.floor(budget));
+          const left = Math.max(1, Math.min(bound, deadline - Date.now()));
+          result = await this.sender.post(target, headers, claimed.payload, left, bound);
+        }
       } catch (err) {
         if (!(err instanceof TargetRefusedError)) throw err;
         // A host that resolves to a non-public address is dead at once; a DNS failure is retried.

@@ -203,8 +203,11 @@ export class EgressGuard {
     return name ? `address ${ip.toString()} is not public (${name})` : null;
   }
 
-  /** Parses and checks a URL, resolving its host afresh. Throws TargetRefusedError. */
-  async vet(rawUrl: string): Promise<VettedTarget> {
+  /**
+   * Parses and checks a URL, resolving its host afresh within `timeoutMs` (an attempt passes what is left of its
+   * own deadline, decision 0495). Throws TargetRefusedError.
+   */
+  async vet(rawUrl: string, timeoutMs = this.dnsTimeoutMs): Promise<VettedTarget> {
     let url: URL;
     try {
       url = new URL(rawUrl);
@@ -225,7 +228,7 @@ export class EgressGuard {
         addresses = await Promise.race([
           this.resolver(hostname),
           new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error('DNS timeout')), this.dnsTimeoutMs);
+            timer = setTimeout(() => reject(new Error('DNS timeout')), timeoutMs);
           }),
         ]);
       } catch (err) {
