@@ -173,6 +173,11 @@ describe('webhook endpoints refuse malformed input in the contract shape (decisi
       ['a type null', JSON.stringify({ url, subscribedEventTypes: [null] }), 'subscribedEventTypes.0'],
       ['a type empty', JSON.stringify({ url, subscribedEventTypes: [''] }), 'subscribedEventTypes.0'],
       [
+        'a type over 100 characters',
+        JSON.stringify({ url, subscribedEventTypes: [`wallet.${'x'.repeat(100_000)}`] }),
+        'subscribedEventTypes.0',
+      ],
+      [
         '101 types',
         JSON.stringify({ url, subscribedEventTypes: Array(101).fill('wallet.created') }),
         'subscribedEventTypes',
@@ -189,6 +194,8 @@ describe('webhook endpoints refuse malformed input in the contract shape (decisi
         fields: [field],
       });
       expect(res.body.message).toEqual(expect.any(String));
+      // A refusal names what is wrong; it never echoes a long input back.
+      expect(JSON.stringify(res.body).length).toBeLessThan(1000);
     }
     // Malformed JSON and a body over the limit keep their own answers, in the shape.
     expect((await putRaw('{"url":')).status).toBe(400);

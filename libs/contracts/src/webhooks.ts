@@ -25,7 +25,8 @@ export const MAX_PAGE_SIZE = 200;
 export const putEndpointBody = z.object({
   url: z.string().min(1).max(2048),
   subscribedEventTypes: z
-    .array(z.string().min(1))
+    // No event type is that long: a longer name is refused as such, never echoed back (decision 0497).
+    .array(z.string().min(1).max(100))
     .min(
       1,
       'must name at least one event type; send null or leave it out to receive every type (decision 0477)',
