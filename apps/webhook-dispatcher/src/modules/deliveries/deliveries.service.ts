@@ -282,7 +282,7 @@ export class DeliveriesService implements OnModuleDestroy {
     } else {
       try {
         // One deadline for the whole attempt, the contract's "5 s timeout per attempt": the DNS check and the
-        // request share WEBHOOK_TIMEOUT_MS (decision 0495); they had one each.
+        // request share WEBHOOK_TIMEOUT_MS (decision 0497); they had one each.
         const deadline = Date.now() + this.env.WEBHOOK_TIMEOUT_MS;
         const target = await this.guard.vet(endpoint.url, this.env.WEBHOOK_TIMEOUT_MS);
         const headers: Record<string, string> = webhookHeaders(
