@@ -178,6 +178,14 @@ describe('webhook endpoints refuse malformed input in the contract shape (decisi
         'subscribedEventTypes.0',
       ],
       [
+        'a hundred unknown types of 100 characters',
+        JSON.stringify({
+          url,
+          subscribedEventTypes: Array.from({ length: 100 }, (_, i) => `nope.${i}.`.padEnd(100, 'x')),
+        }),
+        'subscribedEventTypes',
+      ],
+      [
         '101 types',
         JSON.stringify({ url, subscribedEventTypes: Array(101).fill('wallet.created') }),
         'subscribedEventTypes',
@@ -197,6 +205,25 @@ describe('webhook endpoints refuse malformed input in the contract shape (decisi
       // A refusal names what is wrong; it never echoes a long input back.
       expect(JSON.stringify(res.body).length).toBeLessThan(1000);
     }
+    // Unknown types are named up to five, then counted (decision 0495); they were all echoed back.
+    const many = await putRaw(
+      JSON.stringify({
+        url,
+        subscribedEventTypes: ['wallet.created', ...Array.from({ length: 8 }, (_, i) => `nope.${i}`)],
+      }),
+    );
+    expect({ status: many.status, body: many.body }).toEqual({
+      status: 400,
+      body: {
+        message: 'Unknown event types',
+        errors: {
+          subscribedEventTypes: [
+            ...[0, 1, 2, 3, 4].map((i) => `unknown event type: nope.${i}`),
+            'and 3 more unknown event types',
+          ],
+        },
+      },
+    });
     // Malformed JSON and a body over the limit keep their own answers, in the shape.
     expect((await putRaw('{"url":')).status).toBe(400);
     const huge = await putRaw(JSON.stringify({ url: `${url}/${'a'.repeat(2_000_000)}` }));

@@ -88,6 +88,11 @@ describe('verification webhook configuration, served by the real dispatcher over
         'subscribedEventTypes: unknown event type: wallet.created',
       ],
       [{ url, subscribedEventTypes: 'applicantReviewed' }, 'subscribedEventTypes: must be an array'],
+      // Only the first unknown type is named, however many were sent (decision 0495).
+      [
+        { url, subscribedEventTypes: Array.from({ length: 100 }, (_, i) => `nope.${i}.`.padEnd(100, 'x')) },
+        `subscribedEventTypes: unknown event type: ${'nope.0.'.padEnd(100, 'x')}`,
+      ],
     ];
     for (const [body, message] of cases) {
       const res = await put(body);
