@@ -283,6 +283,23 @@ describe('webhook endpoints refuse malformed input in the contract shape (decisi
         fields: [field],
       });
     }
+    // A huge or out-of-range number is one message on pageSize, the page bound (it was two, the other one
+    // `must be at most 9007199254740991`; decision 0495).
+    for (const [query, message] of [
+      ['pageSize=99999999999999999999999', 'must be at most 200'],
+      ['pageSize=9007199254740993', 'must be at most 200'],
+      ['pageSize=99999999999999999999999.5', 'must be at most 200'],
+      ['pageSize=-99999999999999999999999', 'must be at least 1'],
+      ['pageSize=1e23', 'pageSize must be written in decimal digits'],
+      ['pageSize=1e400', 'must be a number'],
+    ]) {
+      const res = await api.get(`/webhooks/deliveries?${query}`);
+      expect({ query, status: res.status, errors: res.body.errors }).toEqual({
+        query,
+        status: 400,
+        errors: { pageSize: [message] },
+      });
+    }
     const empty = await api.get('/webhooks/deliveries?pageSize=200&status=pending').expect(200);
     expect(empty.body).toEqual({ items: [], nextCursor: null });
   });

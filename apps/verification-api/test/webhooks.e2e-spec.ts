@@ -110,6 +110,10 @@ describe('verification webhook configuration, served by the real dispatcher over
       ['cursor=ffffffff-ffff-7fff-bfff-ffffffffffff', 'cursor: invalid cursor'],
       ['pageSize=0', 'pageSize: must be at least 1'],
       ['pageSize=201', 'pageSize: must be at most 200'],
+      // One message on the page bound for a huge number (decision 0495); it named the safe-integer bound first.
+      ['pageSize=99999999999999999999999', 'pageSize: must be at most 200'],
+      ['pageSize=9007199254740993', 'pageSize: must be at most 200'],
+      ['pageSize=-99999999999999999999999', 'pageSize: must be at least 1'],
       ['status=bogus', 'status: must be one of pending, delivered, failed, dead'],
     ]) {
       const res = await list(query!);
