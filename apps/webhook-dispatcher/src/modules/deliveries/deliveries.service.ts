@@ -382,7 +382,9 @@ export class DeliveriesService implements OnModuleDestroy {
       },
       this.env.WEBHOOK_LEASE_MS,
     );
-    const status = await this.attempt(claimed!, endpoint);
+    // Held to its endpoint's permit wait as a first attempt is (decision 0495): behind busy attempts to the same
+    // endpoint it answers `pending` and the poller sends it, instead of outlasting the API's RPC wait (10 s).
+    const status = await this.attempt(claimed!, endpoint, () => undefined);
     return { deliveryId: claimed!.id, eventId, status };
   }
 
