@@ -178,6 +178,14 @@ describe('webhook endpoints refuse malformed input in the contract shape (decisi
         'subscribedEventTypes.0',
       ],
       [
+        'a hundred unknown types of 100 characters',
+        JSON.stringify({
+          url,
+          subscribedEventTypes: Array.from({ length: 100 }, (_, i) => `nope.${i}.`.padEnd(100, 'x')),
+        }),
+        'subscribedEventTypes',
+      ],
+      [
         '101 types',
         JSON.stringify({ url, subscribedEventTypes: Array(101).fill('wallet.created') }),
         'subscribedEventTypes',
@@ -197,6 +205,25 @@ describe('webhook endpoints refuse malformed input in the contract shape (decisi
       // A refusal names what is wrong; it never echoes a long input back.
       expect(JSON.stringify(res.body).length).toBeLessThan(1000);
     }
+    // Unknown types are named up to five, then counted (decision 0495); they were all echoed back.
+    const many = await putRaw(
+      JSON.stringify({
+        url,
+        subscribedEventTypes: ['wallet.created', ...Array.from({ length: 8 }, (_, i) => `nope.${i}`)],
+      }),
+    );
+    expect({ status: many.status, body: many.body }).toEqual({
+      status: 400,
+      body: {
+        message: 'Unknown event types',
+        errors: {
+          subscribedEventTypes: [
+            ...[0, 1, 2, 3, 4].map((i) => `unknown event type: nope.${i}`),
+            'and 3 more unknown event types',
+          ],
+        },
+      },
+    });
     // Malformed JSON and a body over the limit keep their own answers, in the shape.
     expect((await putRaw('{"url":')).status).toBe(400);
     const huge = await putRaw(JSON.stringify({ url: `${url}/${'a'.repeat(2_000_000)}` }));
@@ -254,6 +281,23 @@ describe('webhook endpoints refuse malformed input in the contract shape (decisi
         query,
         status: 400,
         fields: [field],
+      });
+    }
+    // A huge or out-of-range number is one message on pageSize, the page bound (it was two, the other one
+    // `must be at most 9007199254740991`; decision 0495).
+    for (const [query, message] of [
+      ['pageSize=99999999999999999999999', 'must be at most 200'],
+      ['pageSize=9007199254740993', 'must be at most 200'],
+      ['pageSize=99999999999999999999999.5', 'must be at most 200'],
+      ['pageSize=-99999999999999999999999', 'must be at least 1'],
+      ['pageSize=1e23', 'pageSize must be written in decimal digits'],
+      ['pageSize=1e400', 'must be a number'],
+    ]) {
+      const res = await api.get(`/webhooks/deliveries?${query}`);
+      expect({ query, status: res.status, errors: res.body.errors }).toEqual({
+        query,
+        status: 400,
+        errors: { pageSize: [message] },
       });
     }
     const empty = await api.get('/webhooks/deliveries?pageSize=200&status=pending').expect(200);

@@ -88,6 +88,11 @@ describe('verification webhook configuration, served by the real dispatcher over
         'subscribedEventTypes: unknown event type: wallet.created',
       ],
       [{ url, subscribedEventTypes: 'applicantReviewed' }, 'subscribedEventTypes: must be an array'],
+      // Only the first unknown type is named, however many were sent (decision 0495).
+      [
+        { url, subscribedEventTypes: Array.from({ length: 100 }, (_, i) => `nope.${i}.`.padEnd(100, 'x')) },
+        `subscribedEventTypes: unknown event type: ${'nope.0.'.padEnd(100, 'x')}`,
+      ],
     ];
     for (const [body, message] of cases) {
       const res = await put(body);
@@ -105,6 +110,10 @@ describe('verification webhook configuration, served by the real dispatcher over
       ['cursor=ffffffff-ffff-7fff-bfff-ffffffffffff', 'cursor: invalid cursor'],
       ['pageSize=0', 'pageSize: must be at least 1'],
       ['pageSize=201', 'pageSize: must be at most 200'],
+      // One message on the page bound for a huge number (decision 0495); it named the safe-integer bound first.
+      ['pageSize=99999999999999999999999', 'pageSize: must be at most 200'],
+      ['pageSize=9007199254740993', 'pageSize: must be at most 200'],
+      ['pageSize=-99999999999999999999999', 'pageSize: must be at least 1'],
       ['status=bogus', 'status: must be one of pending, delivered, failed, dead'],
     ]) {
       const res = await list(query!);
@@ -227,4 +236,33 @@ describe('verification webhook configuration, served by the real dispatcher over
     const [delivery] = received.slice(before);
     expect(delivery!.signature).toBe(createHmac('sha256', secret).update(delivery!.body).digest('hex'));
   }, 60_000);
+
+  // After the lost-reply case, whose wait reads the first endpoint on the receiver's port.
+  it('a delivery of another product is 403, as any resource of another product (decision 0495); its owner sees it unchanged', async () => {
+    const a = await h.tenant('Owner');
+    const b = await h.tenant('Other');
+    await h
+      .http()
+      .put('/v1/webhooks')
+      .set(h.auth(a.key))
+      .send({ url: `https://127.0.0.1:${receiverPort}/owner` })
+      .expect(200);
+    const test = await h.http().post('/v1/webhooks/test').set(h.auth(a.key)).expect(200);
+    expect(test.body.status).toBe('delivered');
+    const id = test.body.deliveryId as string;
+    const forbidden = { message: 'Delivery belongs to another product' };
+    await h.http().get(`/v1/webhooks/deliveries/${id}`).set(h.auth(b.key)).expect(403, forbidden);
+    await h.http().post(`/v1/webhooks/deliveries/${id}/retry`).set(h.auth(b.key)).expect(403, forbidden);
+    // Nothing of it shows in the other product's list; an id no product has stays 404.
+    expect((await h.http().get('/v1/webhooks/deliveries').set(h.auth(b.key)).expect(200)).body.items).toEqual(
+      [],
+    );
+    await h
+      .http()
+      .get(`/v1/webhooks/deliveries/${id.slice(0, -4)}0000`)
+      .set(h.auth(b.key))
+      .expect(404, { message: 'Delivery not found' });
+    const own = await h.http().get(`/v1/webhooks/deliveries/${id}`).set(h.auth(a.key)).expect(200);
+    expect(own.body).toMatchObject({ id, status: 'delivered', attemptCount: 1 });
+  });
 });

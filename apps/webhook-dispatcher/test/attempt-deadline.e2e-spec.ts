@@ -9,7 +9,7 @@ import { type HttpsReceiver, waitFor } from './support/https-receiver';
 
 /**
  * The contract's "5 s timeout per attempt" bounds the whole attempt, the DNS check before the request included
- * (decision 0495): they had WEBHOOK_TIMEOUT_MS each, so a slow DNS and a slow receiver together made an attempt
+ * (decision 0497): they had WEBHOOK_TIMEOUT_MS each, so a slow DNS and a slow receiver together made an attempt
  * of up to twice the bound, delivered. A real DNS server on loopback answers one host slowly; the suite's bound
  * is 1 s, and the DNS and the receiver each take 0.6 s of it.
  */

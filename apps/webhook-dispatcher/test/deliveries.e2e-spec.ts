@@ -236,6 +236,12 @@ describe('webhook deliveries over HTTPS', () => {
       ok: false,
       error: { status: 404, message: 'Delivery not found' },
     });
+    // A custody delivery is no verification product's: 404 there too, never the 403 of another product (0495).
+    for (const pattern of [WEBHOOK_RPC.GET_DELIVERY, WEBHOOK_RPC.RETRY_DELIVERY])
+      expect(await rpc(app, pattern, { tenantId: 'other', source: 'verification', id: row.id })).toEqual({
+        ok: false,
+        error: { status: 404, message: 'Delivery not found' },
+      });
   });
 
   it('rotates the secret on a new URL only, and signs with the current secret', async () => {

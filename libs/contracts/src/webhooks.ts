@@ -39,7 +39,9 @@ export const putEndpointBody = z.object({
     ),
 });
 export const listDeliveriesQuery = z.object({
-  pageSize: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(20),
+  // The bounds first, each stopping the checks: a huge number is one message, `must be at most 200` (it was two,
+  // the safe-integer bound of `.int()` too; decision 0495).
+  pageSize: z.coerce.number().min(1, { abort: true }).max(MAX_PAGE_SIZE, { abort: true }).int().default(20),
   cursor: z.string().min(1).optional(),
   status: deliveryStatus.optional(),
 });

@@ -418,6 +418,11 @@ export class DeliveriesRepository {
     return carried && carried.getTime() <= Date.now() ? carried.toISOString() : null;
   }
 
+  /** Whether any tenant of `source` has the delivery `id` (decision 0495). */
+  exists(source: string, id: string): Promise<boolean> {
+    return this.dataSource.getRepository(WebhookDeliveryEntity).existsBy({ id, source });
+  }
+
   find(tenantId: string, source: string, id: string): Promise<WebhookDeliveryEntity | null> {
     return this.dataSource.getRepository(WebhookDeliveryEntity).findOneBy({ id, tenantId, source });
   }

@@ -10,7 +10,7 @@ import {
   type listDeliveriesQuery,
   subscribesTo,
 } from '@tessera/contracts';
-import { APP_CONFIG, badRequest, conflict, notFound, timeOrderedId } from '@tessera/platform';
+import { APP_CONFIG, badRequest, conflict, forbidden, notFound, timeOrderedId } from '@tessera/platform';
 import type { z } from 'zod';
 import { endpointConcurrency, endpointRequestLimit, type Env, leaseMarginMs } from '../../config/env';
 import { mayTakeOneMore } from './permits';
@@ -282,7 +282,7 @@ export class DeliveriesService implements OnModuleDestroy {
     } else {
       try {
         // One deadline for the whole attempt, the contract's "5 s timeout per attempt": the DNS check and the
-        // request share WEBHOOK_TIMEOUT_MS (decision 0495); they had one each.
+        // request share WEBHOOK_TIMEOUT_MS (decision 0497); they had one each.
         const deadline = Date.now() + this.env.WEBHOOK_TIMEOUT_MS;
         const target = await this.guard.vet(endpoint.url, this.env.WEBHOOK_TIMEOUT_MS);
         const headers: Record<string, string> = webhookHeaders(
@@ -382,7 +382,9 @@ export class DeliveriesService implements OnModuleDestroy {
       },
       this.env.WEBHOOK_LEASE_MS,
     );
-    const status = await this.attempt(claimed!, endpoint);
+    // Held to its endpoint's permit wait as a first attempt is (decision 0495): behind busy attempts to the same
+    // endpoint it answers `pending` and the poller sends it, instead of outlasting the API's RPC wait (10 s).
+    const status = await this.attempt(claimed!, endpoint, () => undefined);
     return { deliveryId: claimed!.id, eventId, status };
   }
 
@@ -400,7 +402,7 @@ export class DeliveriesService implements OnModuleDestroy {
 
   async get(tenantId: string, source: WebhookSource, id: string): Promise<DeliveryDetail> {
     const row = UUID.test(id) ? await this.deliveries.find(tenantId, source, id) : null;
-    if (!row) throw notFound('Delivery not found');
+    if (!row) return this.notTheTenants(source, id);
     const attempts = await this.deliveries.attempts(row.id);
     return {
       ...this.summary(row),
@@ -421,10 +423,22 @@ export class DeliveriesService implements OnModuleDestroy {
 
   async retry(tenantId: string, source: WebhookSource, id: string): Promise<DeliveryDetail> {
     const row = UUID.test(id) ? await this.deliveries.find(tenantId, source, id) : null;
-    if (!row) throw notFound('Delivery not found');
+    if (!row) return this.notTheTenants(source, id);
     const requeued = await this.deliveries.requeue(tenantId, source, id);
     if (!requeued) throw conflict(`Only failed or dead deliveries can be retried; this one is ${row.status}`);
     return this.get(tenantId, source, id);
+  }
+
+  /**
+   * A delivery the tenant does not have. The verification contract answers a valid credential that touches a
+   * resource of another product with 403, as for applicants (decision 0495): a delivery of another verification
+   * product is 403, which says only that the id is taken. Custody's contract wants 404 for another tenant's
+   * resource; an id of the other API, or of no one, is 404 to both.
+   */
+  private async notTheTenants(source: WebhookSource, id: string): Promise<never> {
+    if (source === 'verification' && UUID.test(id) && (await this.deliveries.exists(source, id)))
+      throw forbidden('Delivery belongs to another product');
+    throw notFound('Delivery not found');
   }
 
   private summary(r: WebhookDeliveryEntity) {

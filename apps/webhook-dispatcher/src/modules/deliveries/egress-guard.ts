@@ -205,7 +205,7 @@ export class EgressGuard {
 
   /**
    * Parses and checks a URL, resolving its host afresh within `timeoutMs` (an attempt passes what is left of its
-   * own deadline, decision 0495). Throws TargetRefusedError.
+   * own deadline, decision 0497). Throws TargetRefusedError.
    */
   async vet(rawUrl: string, timeoutMs = this.dnsTimeoutMs): Promise<VettedTarget> {
     let url: URL;

@@ -25,6 +25,8 @@ export interface ActiveEndpoint {
 }
 
 const CACHE_MS = 1000;
+/** How many unknown event types a refusal names; the rest are counted. */
+const UNKNOWN_TYPES_NAMED = 5;
 
 /** Partner endpoint configuration: URL rules, secret generation and rotation, subscriptions. */
 @Injectable()
@@ -63,8 +65,11 @@ export class EndpointsService {
     const types = body.subscribedEventTypes ?? null;
     const unknown = (types ?? []).filter((t) => !isSubscribable(source, t));
     if (unknown.length > 0) {
+      // Named up to five, then counted: a refusal does not echo back a hundred names (decision 0495).
+      const named = unknown.slice(0, UNKNOWN_TYPES_NAMED).map((t) => `unknown event type: ${t}`);
+      const more = unknown.length - named.length;
       throw badRequest('Unknown event types', {
-        subscribedEventTypes: unknown.map((t) => `unknown event type: ${t}`),
+        subscribedEventTypes: more > 0 ? [...named, `and ${more} more unknown event types`] : named,
       });
     }
     // A candidate secret every time: the upsert keeps the stored one when the URL is unchanged and that secret
