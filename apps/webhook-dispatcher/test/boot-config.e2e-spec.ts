@@ -8,6 +8,11 @@ import { join } from 'node:path';
  * whole request of WEBHOOK_TIMEOUT_MS (decision 0452): it exits 1 and says which setting to change.
  */
 const MAIN = join(__dirname, '../dist/main.js');
+/**
+ * How long a refusal may take to come: loading the app and reading its settings. A loaded CI machine once took
+ * over 10 s (both cases ended killed, code null); a refusal still ends the wait as soon as it comes.
+ */
+const BOOT_WAIT_MS = 30_000;
 
 function boot(extra: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [MAIN], {
@@ -24,8 +29,8 @@ function boot(extra: Record<string, string>): Promise<{ code: number | null; std
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   return new Promise((resolve) => {
-    // A dispatcher that boots does not exit by itself: stopped after 10 s, it answers code null.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    // A dispatcher that boots does not exit by itself: stopped after BOOT_WAIT_MS, it answers code null.
+    const timer = setTimeout(() => child.kill('SIGKILL'), BOOT_WAIT_MS);
     child.on('exit', (code) => {
       clearTimeout(timer);
       resolve({ code, stderr });
@@ -43,10 +48,10 @@ it('refuses a lease shorter than the request timeout and its margin, naming the 
   expect(code).toBe(1);
   expect(stderr).toContain('Invalid environment configuration');
   expect(stderr).toContain('WEBHOOK_LEASE_MS: must be at least 5556 with WEBHOOK_TIMEOUT_MS=5000');
-});
+}, 40_000);
 
 it('refuses the default timeout with a lease below 6 s', async () => {
   const { code, stderr } = await boot({ WEBHOOK_LEASE_MS: '5500' });
   expect(code).toBe(1);
   expect(stderr).toContain('WEBHOOK_LEASE_MS: must be at least 5556 with WEBHOOK_TIMEOUT_MS=5000');
-});
+}, 40_000);
