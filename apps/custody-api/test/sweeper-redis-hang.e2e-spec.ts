@@ -29,7 +29,10 @@ let api: Client;
 let proxy: TcpProxy;
 let worker: NestFastifyApplication | undefined;
 
-/** Holders of the stuck-transaction sweep's advisory lock (`tessera:custody:stuck-sweep`, one int8 key). */
+/**
+ * Holders of the stuck-transaction sweep's advisory lock (`tessera:custody:stuck-sweep`, one int8 key) in this
+ * suite's database: pg_locks lists every database's, and the sweeper suite beside this one takes the same key.
+ */
 const sweepLocks = async () =>
   Number(
     (
@@ -37,6 +40,7 @@ const sweepLocks = async () =>
         h,
         `SELECT count(*) AS n FROM pg_locks
           WHERE locktype = 'advisory' AND granted
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
             AND ((classid::bigint << 32) | objid::bigint) = hashtext('tessera:custody:stuck-sweep')::bigint`,
       )
     )[0]!.n,
