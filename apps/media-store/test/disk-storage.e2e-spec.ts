@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { Agent, get as httpGet } from 'node:http';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,59 +91,6 @@ describe('the disk refuses a write', () => {
     }
     expect(await rows()).toBe(before);
     expect(readdirSync(join(media.fsRoot, '.tmp'))).toEqual([]);
-  }, 30_000);
-
-  it('a download whose file cannot be opened (out of file descriptors) answers 503, then works again', async () => {
-    const { seq } = (await put().expect(201)).body as { seq: number };
-    // One kept-alive connection, and a pooled database connection, opened before the limit.
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const download = () =>
-      new Promise<{ status: number; retryAfter?: string; body: string }>((resolve, reject) => {
-        httpGet(
-          `${media.url}/internal/v1/resources/${enrollmentId}/selfie/${seq}?${owner}`,
-          { agent, headers: AUTH },
-          (res) => {
-            let body = '';
-            res.setEncoding('latin1').on('data', (d: string) => (body += d));
-            res.on('end', () =>
-              resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], body }),
-            );
-          },
-        ).on('error', reject);
-      });
-    try {
-      expect((await download()).status).toBe(200);
-      // The lowest free descriptor becomes the limit: the next open() fails with EMFILE.
-      const used = new Set(readdirSync(`/proc/${media.child.pid}/fd`).map(Number));
-      let lowestFree = 0;
-      while (used.has(lowestFree)) lowestFree++;
-      const soft = execFileSync('prlimit', [
-        `--pid=${media.child.pid}`,
-        '--nofile',
-        '-o',
-        'SOFT',
-        '--noheadings',
-      ])
-        .toString()
-        .trim();
-      execFileSync('prlimit', [`--pid=${media.child.pid}`, `--nofile=${lowestFree}:`]);
-      let refused;
-      try {
-        refused = await download();
-      } finally {
-        execFileSync('prlimit', [`--pid=${media.child.pid}`, `--nofile=${soft}:`]);
-      }
-      expect(refused).toEqual({
-        status: 503,
-        retryAfter: '1',
-        body: JSON.stringify({ message: 'Media storage temporarily unavailable; retry with back-off' }),
-      });
-      const again = await download();
-      expect(again.status).toBe(200);
-      expect(Buffer.from(again.body, 'latin1').equals(JPEG)).toBe(true);
-    } finally {
-      agent.destroy();
-    }
   }, 30_000);
 
   it('once the disk takes writes again, uploads work', async () => {
