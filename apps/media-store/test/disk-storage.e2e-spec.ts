@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { Agent, get as httpGet } from 'node:http';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,8 @@ import { databaseOptions } from '../src/database/database';
 // away (0493), not a 500, and leaves no half-written file; a MEDIA_FS_ROOT the service cannot write stops the
 // boot with one line naming it. The built media-store as a process; the disk's refusal is real: the process's
 // own file-size limit (RLIMIT_FSIZE, set on the running process with util-linux `prlimit`) makes every write
-// past it fail with EFBIG, as a full disk fails one with ENOSPC.
+// past it fail with EFBIG, as a full disk fails one with ENOSPC; a descriptor limit of 0 (RLIMIT_NOFILE) makes
+// every open fail with EMFILE.
 
 const JPEG = mediaFixture('tiny.jpg');
 const AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
@@ -91,6 +93,58 @@ describe('the disk refuses a write', () => {
     }
     expect(await rows()).toBe(before);
     expect(readdirSync(join(media.fsRoot, '.tmp'))).toEqual([]);
+  }, 30_000);
+
+  it('a download whose file cannot be opened (out of file descriptors) answers 503, then works again', async () => {
+    const { seq } = (await put().expect(201)).body as { seq: number };
+    // One kept-alive connection, and a pooled database connection, opened before the limit.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const download = () =>
+      new Promise<{ status: number; retryAfter?: string; body: string }>((resolve, reject) => {
+        httpGet(
+          `${media.url}/internal/v1/resources/${enrollmentId}/selfie/${seq}?${owner}`,
+          { agent, headers: AUTH },
+          (res) => {
+            let body = '';
+            res.setEncoding('latin1').on('data', (d: string) => (body += d));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], body }),
+            );
+          },
+        ).on('error', reject);
+      });
+    try {
+      expect((await download()).status).toBe(200);
+      // A limit of no descriptors at all: every open() fails with EMFILE, whichever descriptors are free (the
+      // lowest free one raced with descriptors the process closed meanwhile). The connection and the pooled
+      // database connection are open already.
+      const soft = execFileSync('prlimit', [
+        `--pid=${media.child.pid}`,
+        '--nofile',
+        '-o',
+        'SOFT',
+        '--noheadings',
+      ])
+        .toString()
+        .trim();
+      execFileSync('prlimit', [`--pid=${media.child.pid}`, '--nofile=0:']);
+      let refused;
+      try {
+        refused = await download();
+      } finally {
+        execFileSync('prlimit', [`--pid=${media.child.pid}`, `--nofile=${soft}:`]);
+      }
+      expect(refused).toEqual({
+        status: 503,
+        retryAfter: '1',
+        body: JSON.stringify({ message: 'Media storage temporarily unavailable; retry with back-off' }),
+      });
+      const again = await download();
+      expect(again.status).toBe(200);
+      expect(Buffer.from(again.body, 'latin1').equals(JPEG)).toBe(true);
+    } finally {
+      agent.destroy();
+    }
   }, 30_000);
 
   it('once the disk takes writes again, uploads work', async () => {
