@@ -29,7 +29,7 @@ const PROBE_TIMEOUT_MS = 5_000;
 export interface ServiceProcess {
   child: ChildProcess;
   port: number;
-  /** SIGTERM, then waits for the exit (a no-op once it has exited). */
+  /** SIGTERM, then waits for the exit (a no-op once it has exited or was killed). */
   stop: () => Promise<void>;
 }
 
@@ -79,7 +79,8 @@ export async function startServiceProcess(
     child,
     port: listenPort,
     stop: async () => {
-      if (child.exitCode !== null) return;
+      // Exited already: on its own (an exit code) or killed (a signal; exitCode stays null).
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;

@@ -17,7 +17,8 @@ export const envSchema = baseEnvSchema.extend({
   /**
    * A staged upload neither committed nor discarded after this many seconds is swept: its bytes are removed
    * and a later commit answers 410 (decision 0460). It must exceed the longest stage-to-commit gap of
-   * verification-api (its lock wait plus MEDIA_STORE_TIMEOUT_MS, under two minutes): one hour by default.
+   * verification-api (its lock wait plus MEDIA_STORE_TIMEOUT_MS, under two minutes): one hour by default. The
+   * `fs` driver's `.tmp/` files untouched as long (uploads a killed process left) go in the same sweep (0498).
    */
   MEDIA_STAGED_TTL_SECONDS: z.coerce.number().int().min(300).max(604800).default(3600),
   /** How often each replica sweeps expired staged uploads; 0 never (another replica or process sweeps). */

@@ -332,6 +332,15 @@ export class ResourcesService {
     }
   }
 
+  /**
+   * Removes the bytes of uploads a dead process left half-written (decision 0498), those untouched for
+   * MEDIA_STAGED_TTL_SECONDS: far longer than any upload that verification-api still waits for (its relay gives up
+   * after MEDIA_STORE_TIMEOUT_MS, and a cut connection cleans up after itself). Answers how many were removed.
+   */
+  sweepLeftovers(): Promise<number> {
+    return this.blobs.sweepLeftovers(new Date(Date.now() - this.env.MEDIA_STAGED_TTL_SECONDS * 1000));
+  }
+
   async list(filter: ResourceFilter): Promise<MediaResource[]> {
     return (await this.repository.find(filter)).map(toMediaResource);
   }

@@ -18,6 +18,16 @@ export abstract class BlobRepository {
   abstract read(key: string, range?: ByteRange): Promise<Readable>;
   abstract exists(key: string): Promise<boolean>;
   abstract remove(key: string): Promise<void>;
+
+  /**
+   * Removes what uploads cut short by a dead process left behind (decision 0498): a `kill -9` or a crash mid-upload
+   * runs no clean-up. Only what was last written before `before` goes, so an upload still streaming in on any
+   * replica keeps its bytes. Answers how many it removed. S3 keeps such bytes as incomplete multipart uploads,
+   * which the bucket's `AbortIncompleteMultipartUpload` lifecycle rule removes (docs/deploy.md): none here.
+   */
+  async sweepLeftovers(_before: Date): Promise<number> {
+    return 0;
+  }
 }
 
 export class BlobNotFoundError extends Error {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -96,5 +96,28 @@ export class FsBlobRepository extends BlobRepository {
 
   async remove(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
+  }
+
+  /**
+   * The files in `.tmp/` not written to since `before`: uploads whose process died before its rename or its
+   * clean-up (decision 0498). An upload in flight writes as its bytes arrive, so its file stays.
+   */
+  override async sweepLeftovers(before: Date): Promise<number> {
+    const names = await readdir(this.tempDir).catch((err: unknown) => {
+      if (absent(err)) return [];
+      throw asStorageError(err);
+    });
+    let removed = 0;
+    for (const name of names) {
+      const path = join(this.tempDir, name);
+      const file = await stat(path).catch((err: unknown) => {
+        if (absent(err)) return undefined; // finished or cleaned up meanwhile
+        throw asStorageError(err);
+      });
+      if (!file || file.mtimeMs >= before.getTime()) continue;
+      await rm(path, { force: true, recursive: true });
+      removed++;
+    }
+    return removed;
   }
 }
