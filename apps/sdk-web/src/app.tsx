@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import {
   ApiError,
@@ -63,7 +63,9 @@ export function App() {
   const t = useMemo(() => translator(lang), [lang]);
 
   useEffect(() => applyTheme(theme), [theme]);
-  useEffect(() => {
+  // In the same commit as the text it names (a layout effect runs before the browser paints or announces it): the
+  // page is never German under lang="en", even for a frame.
+  useLayoutEffect(() => {
     document.documentElement.lang = lang;
   }, [lang]);
 

@@ -141,6 +141,27 @@ export async function typeAsPerson(page: Page, text: string): Promise<void> {
   }
 }
 
+/**
+ * The liveness camera once it shows a frame. Until the first frame the video is 300 × 150 px; then it takes the
+ * stream's size and the buttons under it move: a click aimed at them meanwhile lands elsewhere (seen on a loaded
+ * machine, where the fake camera is slow), and a layout check measures a screen nobody sees for long.
+ */
+export async function cameraShowing(page: Page): Promise<void> {
+  await page.locator('video.camera').waitFor();
+  // Polled with page.evaluate: the page's CSP (no 'unsafe-eval') stops waitForFunction's predicate.
+  const framed = `(() => {
+    const video = document.querySelector('video.camera');
+    return !!video && video.readyState >= video.HAVE_CURRENT_DATA && video.videoWidth > 0;
+  })()`;
+  const deadline = Date.now() + CAMERA_FRAME_TIMEOUT_MS;
+  while (!(await page.evaluate<boolean>(framed))) {
+    if (Date.now() > deadline) throw new Error(`the camera showed no frame in ${CAMERA_FRAME_TIMEOUT_MS} ms`);
+    await page.waitForTimeout(50);
+  }
+}
+
+const CAMERA_FRAME_TIMEOUT_MS = 30_000;
+
 /** The personal information the page suites ask for: the SDK's baseline without the phone, the first four required. */
 export const PERSONAL_INFO = {
   personalInfoFields: ['firstName', 'lastName', 'dateOfBirth', 'nationality', 'email'],

@@ -14,6 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   ARTIFACTS,
   axeViolations,
+  cameraShowing,
   everyStepLevel,
   launchChromium,
   linkMaker,
@@ -303,7 +304,7 @@ describe.each(CONFIGS)('hosted page accessibility: $name', (c) => {
     await page.locator('.liveness').waitFor();
     await audit(page, c, 'liveness');
     await page.locator('.liveness button:not(.link)').click();
-    await page.locator('video.camera').waitFor();
+    await cameraShowing(page);
     await audit(page, c, 'liveness-camera');
     await page.locator('.liveness button.link').click();
     await page

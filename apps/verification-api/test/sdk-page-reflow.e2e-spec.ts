@@ -15,7 +15,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { mediaFixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ARTIFACTS, axeViolations, everyStepLevel, launchChromium, linkMaker, startPageApp } from './browser';
+import {
+  ARTIFACTS,
+  cameraShowing,
+  axeViolations,
+  everyStepLevel,
+  launchChromium,
+  linkMaker,
+  startPageApp,
+} from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
 
@@ -146,7 +154,7 @@ async function individualFlow(page: Page, visit: Visit) {
   await page.locator('.liveness').waitFor();
   await visit(page, 'liveness');
   await page.locator('.liveness button:not(.link)').click();
-  await page.locator('video.camera').waitFor();
+  await cameraShowing(page);
   await visit(page, 'liveness-camera');
   await page.locator('.liveness button.link').click();
   await page
