@@ -1,5 +1,6 @@
 import { JOBS } from '@tessera/contracts';
 import { JobQueues } from '@tessera/platform';
+import { SETUP_HOOK_TIMEOUT_MS, within } from '@tessera/testing';
 import { advanceJobId } from '../src/modules/transactions/advance-enqueuer';
 import {
   ASSETS,
@@ -28,13 +29,17 @@ let wallets: { source: string; destination: string };
 const STEPS = ['Submitted', 'PendingSignature', 'Broadcasting', 'Confirming'] as const;
 
 beforeAll(async () => {
-  h = await startHarness({ CHAIN_SIM_STEP_DELAY_MS: '0', CHAIN_SIM_BLOCK_MS: '0' });
+  // Each phase bounded apart, so a stall names itself instead of the hook's bare timeout (a CI run on a loaded
+  // machine once ran out of the hook's 60 s with no word of where).
+  h = await within(90_000, 'booting the API and the worker', () =>
+    startHarness({ CHAIN_SIM_STEP_DELAY_MS: '0', CHAIN_SIM_BLOCK_MS: '0' }),
+  );
   api = client(h.api, await createKey(h.api, await createTenant(h.api)));
   // The deposit behind the funding goes through the machine too (its last step has a ledger effect).
-  const source = await fundedWallet(api, ASSETS.BTC, '1');
+  const source = await within(30_000, 'funding the source wallet', () => fundedWallet(api, ASSETS.BTC, '1'));
   const destination = await fundedWallet(api, ASSETS.BTC, undefined);
   wallets = { source: source.walletId, destination: destination.walletId };
-}, 60_000);
+}, SETUP_HOOK_TIMEOUT_MS);
 afterAll(() => h?.close());
 
 const advanceQueue = () => h.worker!.get(JobQueues).queue(JOBS.CUSTODY_TRANSACTION_ADVANCE.queue);
