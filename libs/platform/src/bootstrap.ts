@@ -2,7 +2,7 @@ import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance } from 'fastify';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { refuseWhileClosing } from './closing';
 import { normalizeError } from './exception-filters';
@@ -68,6 +68,22 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   socket.destroy();
 }
 
+/**
+ * A request must arrive whole within `ms` (decision 0499): Node's `requestTimeout`, which Fastify sets to 0 (none),
+ * so a client sending its body a byte at a time kept a connection, and what the handler held for it, for ever. The
+ * headers alone get at most 60 s (Node's `headersTimeout`). Node looks for late requests every
+ * `connectionsCheckingInterval` (30 s by default): a tenth of the bound here, so a request is cut at most 10 %
+ * past it. Late requests answer 408 in the error shape (`clientErrorHandler`). Set before the server listens.
+ */
+export function boundRequestTime(server: HttpServer, ms: number): void {
+  server.requestTimeout = ms;
+  server.headersTimeout = Math.min(60_000, ms);
+  (server as HttpServer & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(
+    30_000,
+    Math.max(100, Math.floor(ms / 10)),
+  );
+}
+
 /** The Fastify adapter every app uses: request ids from X-Request-Id, raw body kept for signatures. */
 export function createFastifyAdapter(
   opts: { trustProxy?: boolean | string | string[]; bodyLimit?: number } = {},
@@ -101,6 +117,7 @@ export async function configureApp(
   app.useLogger(new NestLogger(app.get(Logger)));
   app.flushLogs();
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  boundRequestTime(fastify.server, platform.env.HTTP_REQUEST_TIMEOUT_MS);
   recordRoutes(fastify);
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

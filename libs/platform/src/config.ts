@@ -14,6 +14,10 @@ const base64Key32 = z
   .string()
   .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be base64 of exactly 32 bytes');
 
+/** HTTP_REQUEST_TIMEOUT_MS with a service's own default: one second to one hour. */
+export const requestTimeoutMs = (defaultMs: number) =>
+  z.coerce.number().int().min(1000).max(3_600_000).default(defaultMs);
+
 /** Variables every Tessera service reads (DECISIONS.md, "Operating interface"). */
 export const baseEnvSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -40,6 +44,13 @@ export const baseEnvSchema = z.object({
    */
   REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(2000),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10000),
+  /**
+   * The longest a client may take to send one whole request, headers and body (decision 0499); past it the
+   * request answers 408 in the error shape and its connection closes. The headers alone get at most 60 s (or
+   * this, when lower). Node's own default, which Fastify turns off: a client dripping a body byte by byte held
+   * its connection for ever. Services that take uploads raise the default.
+   */
+  HTTP_REQUEST_TIMEOUT_MS: requestTimeoutMs(300_000),
   /** Producing services only: false leaves the outbox relay idle (another process relays). */
   OUTBOX_RELAY_ENABLED: boolean.default(true),
   /**

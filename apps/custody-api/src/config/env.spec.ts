@@ -21,3 +21,17 @@ describe('custody env: TRUSTED_PROXIES', () => {
     );
   });
 });
+
+describe('custody env: HTTP_REQUEST_TIMEOUT_MS (decision 0499)', () => {
+  it('is 300 s unless set: custody takes no uploads', () => {
+    expect(loadEnv(valid).HTTP_REQUEST_TIMEOUT_MS).toBe(300_000);
+    expect(loadEnv({ ...valid, HTTP_REQUEST_TIMEOUT_MS: '60000' }).HTTP_REQUEST_TIMEOUT_MS).toBe(60_000);
+  });
+
+  it('stops the boot for no bound or one past an hour', () => {
+    expect(() => loadEnv({ ...valid, HTTP_REQUEST_TIMEOUT_MS: '0' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS/);
+    expect(() => loadEnv({ ...valid, HTTP_REQUEST_TIMEOUT_MS: '3600001' })).toThrow(
+      /HTTP_REQUEST_TIMEOUT_MS/,
+    );
+  });
+});

@@ -1,10 +1,15 @@
-import { baseEnvSchema, envBoolean, loadConfig } from '@tessera/platform';
+import { baseEnvSchema, envBoolean, loadConfig, requestTimeoutMs } from '@tessera/platform';
 import { z } from 'zod';
 
 const MB = 1024 * 1024;
 
 export const envSchema = baseEnvSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(3004),
+  /**
+   * As verification-api's (decision 0499): an upload reaches media-store as fast as the hosted page sends it, so
+   * it gets as long (15 minutes).
+   */
+  HTTP_REQUEST_TIMEOUT_MS: requestTimeoutMs(900_000),
   /** Bearer token of the internal HTTP API (verification-api sends it); compared in constant time. */
   INTERNAL_SERVICE_TOKEN: z.string().min(16, 'must be at least 16 characters'),
   /**

@@ -1,5 +1,5 @@
 import { cidrProblem } from '@tessera/auth';
-import { baseEnvSchema, envBase64Key32, envList, loadConfig } from '@tessera/platform';
+import { baseEnvSchema, envBase64Key32, envList, loadConfig, requestTimeoutMs } from '@tessera/platform';
 import { z } from 'zod';
 
 /** A comma-separated list of IP addresses or CIDRs; a bad entry stops the boot with it named. */
@@ -9,6 +9,8 @@ export const envSchema = baseEnvSchema.extend({
   /** Encrypts secrets and seeds at rest: required by this app (base64 of 32 bytes). */
   SECRETS_MASTER_KEY: envBase64Key32,
   PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  /** 15 minutes to send a request (decision 0499): a 100 MB video upload at under 1 Mbit/s fits. */
+  HTTP_REQUEST_TIMEOUT_MS: requestTimeoutMs(900_000),
   PUBLIC_BASE_URL: z.string().url().default('http://localhost:3001'),
   /** Partner requests per minute per credential (DECISIONS: 600). */
   RATE_LIMIT_PER_CREDENTIAL_PER_MINUTE: z.coerce.number().int().min(1).default(600),
