@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
 
@@ -161,6 +161,28 @@ export async function cameraShowing(page: Page): Promise<void> {
 }
 
 const CAMERA_FRAME_TIMEOUT_MS = 30_000;
+
+/**
+ * A PNG rendered by the browser itself: a document, a face or a selfie stand-in with `text` on it, 480 × 300 px.
+ * A capture of a page opened a moment ago now and then fails in headless Chromium ("Unable to capture
+ * screenshot", seen on a loaded machine); it is taken again once.
+ */
+export async function standInPhoto(context: BrowserContext, text: string): Promise<Buffer> {
+  const page = await context.newPage();
+  try {
+    await page.setViewportSize({ width: 480, height: 300 });
+    await page.setContent(
+      `<body style="margin:0"><div style="width:480px;height:300px;background:#e8f0fe;font:24px sans-serif;padding:24px">${text}</div></body>`,
+    );
+    return await page.screenshot({ type: 'png' }).catch(async (err: Error) => {
+      if (!/Unable to capture screenshot/.test(err.message)) throw err;
+      await page.waitForTimeout(200);
+      return page.screenshot({ type: 'png' });
+    });
+  } finally {
+    await page.close();
+  }
+}
 
 /** The personal information the page suites ask for: the SDK's baseline without the phone, the first four required. */
 export const PERSONAL_INFO = {

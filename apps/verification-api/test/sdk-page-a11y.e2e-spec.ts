@@ -21,6 +21,7 @@ import {
   PERSONAL_INFO,
   startPageApp,
   typeAsPerson,
+  standInPhoto,
 } from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
@@ -131,18 +132,6 @@ const newContext = (c: Config) =>
     hasTouch: c.mobile,
     colorScheme: c.theme,
   });
-
-/** A PNG rendered by the browser itself (a document or a face stand-in). */
-async function photo(context: BrowserContext, text: string): Promise<Buffer> {
-  const page = await context.newPage();
-  await page.setViewportSize({ width: 480, height: 300 });
-  await page.setContent(
-    `<div style="width:480px;height:300px;background:#e8f0fe;font:24px sans-serif">${text}</div>`,
-  );
-  const png = await page.screenshot({ type: 'png' });
-  await page.close();
-  return png;
-}
 
 /** Contrast of two CSS colours (WCAG relative luminance), and the opaque background behind an element. */
 const COLOUR = `
@@ -282,21 +271,25 @@ describe.each(CONFIGS)('hosted page accessibility: $name', (c) => {
     await page.locator('#doc-front-file').setInputFiles({
       name: 'front.png',
       mimeType: 'image/png',
-      buffer: await photo(context, 'ID · front'),
+      buffer: await standInPhoto(context, 'ID · front'),
     });
     await page.locator('#doc-front-status:not(:empty)').waitFor();
-    await page
-      .locator('#doc-back-file')
-      .setInputFiles({ name: 'back.png', mimeType: 'image/png', buffer: await photo(context, 'ID · back') });
+    await page.locator('#doc-back-file').setInputFiles({
+      name: 'back.png',
+      mimeType: 'image/png',
+      buffer: await standInPhoto(context, 'ID · back'),
+    });
     await page.locator('img.preview >> nth=1').waitFor();
     await audit(page, c, 'identity-doc-uploaded');
     await primary(page).click();
 
     await page.locator('#selfie-file').waitFor({ state: 'attached' });
     await audit(page, c, 'selfie');
-    await page
-      .locator('#selfie-file')
-      .setInputFiles({ name: 'selfie.png', mimeType: 'image/png', buffer: await photo(context, 'selfie') });
+    await page.locator('#selfie-file').setInputFiles({
+      name: 'selfie.png',
+      mimeType: 'image/png',
+      buffer: await standInPhoto(context, 'selfie'),
+    });
     await page.locator('img.preview').waitFor();
     await audit(page, c, 'selfie-uploaded');
     await primary(page).click();

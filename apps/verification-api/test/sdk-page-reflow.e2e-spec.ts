@@ -23,6 +23,7 @@ import {
   launchChromium,
   linkMaker,
   startPageApp,
+  standInPhoto,
 } from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
@@ -85,18 +86,6 @@ const link = (level: string, params?: Record<string, string>, claimed?: Record<s
 
 const primary = (page: Page) => page.locator('main button.primary');
 
-/** A PNG rendered by the browser itself (a document or a face stand-in). */
-async function photo(context: BrowserContext, text: string): Promise<Buffer> {
-  const page = await context.newPage();
-  await page.setViewportSize({ width: 480, height: 300 });
-  await page.setContent(
-    `<div style="width:480px;height:300px;background:#e8f0fe;font:24px serif">${text}</div>`,
-  );
-  const png = await page.screenshot({ type: 'png' });
-  await page.close();
-  return png;
-}
-
 /** Called on each screen as it shows. */
 type Visit = (page: Page, screen: string) => Promise<void>;
 
@@ -133,9 +122,11 @@ async function individualFlow(page: Page, visit: Visit) {
   await page.locator('#screen-error:not(:empty)').waitFor();
   await visit(page, 'identity-doc-errors');
   for (const side of ['front', 'back']) {
-    await page
-      .locator(`#doc-${side}-file`)
-      .setInputFiles({ name: `${side}.png`, mimeType: 'image/png', buffer: await photo(context, side) });
+    await page.locator(`#doc-${side}-file`).setInputFiles({
+      name: `${side}.png`,
+      mimeType: 'image/png',
+      buffer: await standInPhoto(context, side),
+    });
     await page.locator(`#doc-${side}-status:not(:empty)`).waitFor();
   }
   await page.locator('img.preview >> nth=1').waitFor();
@@ -144,9 +135,11 @@ async function individualFlow(page: Page, visit: Visit) {
 
   await page.locator('#selfie-file').waitFor({ state: 'attached' });
   await visit(page, 'selfie');
-  await page
-    .locator('#selfie-file')
-    .setInputFiles({ name: 'selfie.png', mimeType: 'image/png', buffer: await photo(context, 'face') });
+  await page.locator('#selfie-file').setInputFiles({
+    name: 'selfie.png',
+    mimeType: 'image/png',
+    buffer: await standInPhoto(context, 'face'),
+  });
   await page.locator('img.preview').waitFor();
   await visit(page, 'selfie-uploaded');
   await primary(page).click();

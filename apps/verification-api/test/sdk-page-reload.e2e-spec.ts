@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ARTIFACTS as SHOTS, launchChromium, linkMaker, startPageApp } from './browser';
+import { ARTIFACTS as SHOTS, launchChromium, linkMaker, standInPhoto, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
 import { SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
@@ -59,14 +59,11 @@ async function open(context: BrowserContext, url: string) {
 
 /** A generated document or face: an HTML card rendered and photographed by the browser itself (PNG). */
 async function photo(context: BrowserContext, text: string) {
-  const page = await context.newPage();
-  await page.setViewportSize({ width: 480, height: 300 });
-  await page.setContent(
-    `<body style="margin:0"><div style="width:480px;height:300px;background:#e8f0fe;font:24px sans-serif;padding:24px">${text}</div></body>`,
-  );
-  const png = await page.screenshot({ type: 'png' });
-  await page.close();
-  return { name: `${text.replace(/\W+/g, '-')}.png`, mimeType: 'image/png', buffer: png };
+  return {
+    name: `${text.replace(/\W+/g, '-')}.png`,
+    mimeType: 'image/png',
+    buffer: await standInPhoto(context, text),
+  };
 }
 
 const shot = (page: Page, name: string) =>

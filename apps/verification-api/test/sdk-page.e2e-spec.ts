@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { isCountryCode } from '@tessera/contracts';
 import { mediaFixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { ARTIFACTS as SHOTS, launchChromium, linkMaker, PERSONAL_INFO, startPageApp } from './browser';
+import {
+  ARTIFACTS as SHOTS,
+  launchChromium,
+  linkMaker,
+  PERSONAL_INFO,
+  startPageApp,
+  standInPhoto,
+} from './browser';
 import type { Credential, Harness } from './harness';
 import type { MediaHarness } from './media';
 
@@ -134,18 +141,6 @@ async function open(context: BrowserContext, url: string) {
   return { page, response, foreign, csp };
 }
 
-/** A generated document or face: an HTML card rendered and photographed by the browser itself (PNG). */
-async function photo(context: BrowserContext, text: string): Promise<Buffer> {
-  const page = await context.newPage();
-  await page.setViewportSize({ width: 480, height: 300 });
-  await page.setContent(
-    `<body style="margin:0"><div style="width:480px;height:300px;background:#e8f0fe;font:24px sans-serif;padding:24px">${text}</div></body>`,
-  );
-  const png = await page.screenshot({ type: 'png' });
-  await page.close();
-  return png;
-}
-
 const shot = (page: Page, name: string) =>
   page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 const heading = (page: Page) => page.locator('h1#screen-title');
@@ -174,13 +169,13 @@ describe('hosted page', () => {
     await page.locator('#doc-front-file').setInputFiles({
       name: 'front.png',
       mimeType: 'image/png',
-      buffer: await photo(context, 'IDENTITY CARD · TURING · front'),
+      buffer: await standInPhoto(context, 'IDENTITY CARD · TURING · front'),
     });
     await page.locator('#doc-front-status', { hasText: 'Uploaded' }).waitFor();
     await page.locator('#doc-back-file').setInputFiles({
       name: 'back.png',
       mimeType: 'image/png',
-      buffer: await photo(context, 'IDENTITY CARD · back · MRZ <<<'),
+      buffer: await standInPhoto(context, 'IDENTITY CARD · back · MRZ <<<'),
     });
     await page.locator('#doc-back-status', { hasText: 'Uploaded' }).waitFor();
     await expect(page.locator('img.preview').count()).resolves.toBe(2);
@@ -200,7 +195,7 @@ describe('hosted page', () => {
     await page.locator('#selfie-file').setInputFiles({
       name: 'selfie.png',
       mimeType: 'image/png',
-      buffer: await photo(context, '🙂 selfie'),
+      buffer: await standInPhoto(context, '🙂 selfie'),
     });
     await page.locator('#selfie-status', { hasText: 'Uploaded' }).waitFor();
     await shot(page, '12-selfie');
@@ -339,7 +334,7 @@ describe('hosted page', () => {
     await page.locator('#selfie-file').setInputFiles({
       name: 'selfie.png',
       mimeType: 'image/png',
-      buffer: await photo(context, 'selfie'),
+      buffer: await standInPhoto(context, 'selfie'),
     });
     await page.locator('#selfie-status', { hasText: 'Uploaded' }).waitFor();
     await back();
@@ -752,7 +747,7 @@ describe('hosted page', () => {
     await front.setInputFiles({
       name: 'front.png',
       mimeType: 'image/png',
-      buffer: await photo(context, 'PASSPORT · photo page'),
+      buffer: await standInPhoto(context, 'PASSPORT · photo page'),
     });
     await page.locator('#doc-front-status', { hasText: 'Uploaded' }).waitFor();
     await expect(previews.count()).resolves.toBe(1);
@@ -768,7 +763,7 @@ describe('hosted page', () => {
     await front.setInputFiles({
       name: 'again.png',
       mimeType: 'image/png',
-      buffer: await photo(context, 'again'),
+      buffer: await standInPhoto(context, 'again'),
     });
     await error('This verification was already submitted.');
     await expect(previews.getAttribute('src')).resolves.toBe(stored);
@@ -780,7 +775,7 @@ describe('hosted page', () => {
     await front.setInputFiles({
       name: 'late.png',
       mimeType: 'image/png',
-      buffer: await photo(context, 'late'),
+      buffer: await standInPhoto(context, 'late'),
     });
     await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
     await context.close();
