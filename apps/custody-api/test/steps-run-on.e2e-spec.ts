@@ -1,6 +1,6 @@
 import { JOBS } from '@tessera/contracts';
-import { JobQueues } from '@tessera/platform';
-import { SETUP_HOOK_TIMEOUT_MS, within } from '@tessera/testing';
+import { JobQueues, withTimeout } from '@tessera/platform';
+import { SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
 import { advanceJobId } from '../src/modules/transactions/advance-enqueuer';
 import {
   ASSETS,
@@ -31,12 +31,14 @@ const STEPS = ['Submitted', 'PendingSignature', 'Broadcasting', 'Confirming'] as
 beforeAll(async () => {
   // Each phase bounded apart, so a stall names itself instead of the hook's bare timeout (a CI run on a loaded
   // machine once ran out of the hook's 60 s with no word of where).
-  h = await within(90_000, 'booting the API and the worker', () =>
+  h = await withTimeout(
     startHarness({ CHAIN_SIM_STEP_DELAY_MS: '0', CHAIN_SIM_BLOCK_MS: '0' }),
+    90_000,
+    'booting the API and the worker',
   );
   api = client(h.api, await createKey(h.api, await createTenant(h.api)));
   // The deposit behind the funding goes through the machine too (its last step has a ledger effect).
-  const source = await within(30_000, 'funding the source wallet', () => fundedWallet(api, ASSETS.BTC, '1'));
+  const source = await withTimeout(fundedWallet(api, ASSETS.BTC, '1'), 30_000, 'funding the source wallet');
   const destination = await fundedWallet(api, ASSETS.BTC, undefined);
   wallets = { source: source.walletId, destination: destination.walletId };
 }, SETUP_HOOK_TIMEOUT_MS);

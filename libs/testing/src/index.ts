@@ -19,4 +19,3 @@ export * from './ids';
 export * from './redis-hang';
 export * from './redis-outage';
 export * from './built-entry-points';
-export * from './within';
