@@ -7,6 +7,7 @@ import {
   migratorFor,
   TEST_ADMIN_TOKEN,
   type TestEnvironment,
+  until,
 } from '@tessera/testing';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -147,20 +148,9 @@ export type Client = ReturnType<typeof client>;
 let idem = 0;
 export const newIdempotencyKey = () => `k-${process.pid}-${Date.now()}-${++idem}`;
 
-export async function waitFor<T>(
-  probe: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() - started > timeoutMs)
-      throw new Error(`waitFor timed out; last value ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** `until` (libs/testing) with the custody suites' cadence: a read every 25 ms, 10 s by default. */
+export const waitFor = <T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 10_000) =>
+  until(probe, done, { ms: timeoutMs, everyMs: 25 });
 
 /** A tenant with a vault and one wallet per given asset, funded through sandbox deposits. */
 export async function fundedWallet(

@@ -11,6 +11,8 @@ import {
   startMediaStoreProcess,
   TEST_INTERNAL_SERVICE_TOKEN,
   type TestEnvironment,
+  until,
+  untilTrue,
 } from '@tessera/testing';
 import request from 'supertest';
 import { databaseOptions } from '../src/database/database';
@@ -34,16 +36,6 @@ const tempFiles = (): string[] => {
   const dir = join(root, '.tmp');
   return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
 };
-
-async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Starts an upload of BODY and sends its first part only; answers the request and its eventual answer. */
 function startUpload(media: MediaStoreProcess): {
@@ -73,11 +65,12 @@ function startUpload(media: MediaStoreProcess): {
 }
 
 /** The `.tmp/` file holding at least the first part of an upload, once there. */
-const partialFile = (except: string[] = []) =>
-  until(
+const partialFile = async (except: string[] = []): Promise<string> =>
+  (await until(
     () => tempFiles().find((f) => !except.includes(f) && statSync(f).size >= FIRST_PART),
-    'the upload in .tmp/',
-  );
+    (file) => file !== undefined,
+    { what: 'the upload in .tmp/' },
+  ))!;
 
 const boot = async (extra: Record<string, string>) => {
   const media = await startMediaStoreProcess({
@@ -112,10 +105,7 @@ describe('uploads cut short by a dead media-store (fs driver)', () => {
     answer.catch(() => undefined);
     leftover = await partialFile();
     media.child.kill('SIGKILL');
-    await until(
-      () => (media.child.exitCode !== null || media.child.signalCode !== null ? true : undefined),
-      'the exit',
-    );
+    await untilTrue(() => media.child.exitCode !== null || media.child.signalCode !== null, 'the exit');
     req.destroy();
     expect(existsSync(leftover)).toBe(true);
     expect(statSync(leftover).size).toBeGreaterThanOrEqual(FIRST_PART);
@@ -130,7 +120,7 @@ describe('uploads cut short by a dead media-store (fs driver)', () => {
     const { req, enrollmentId, answer } = startUpload(taking);
     const inFlight = await partialFile([leftover]);
     const sweeping = await boot({ MEDIA_STAGED_SWEEP_INTERVAL_MS: '200' });
-    await until(() => (existsSync(leftover) ? undefined : true), 'the sweep to remove the leftover');
+    await untilTrue(() => !existsSync(leftover), 'the sweep to remove the leftover');
     // Two sweeps more, with the upload's file still in place and younger than the TTL.
     await new Promise((r) => setTimeout(r, 500));
     expect(existsSync(inFlight)).toBe(true);

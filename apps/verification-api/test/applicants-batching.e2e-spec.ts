@@ -1,6 +1,5 @@
-import { UUID_V7 } from '@tessera/testing';
+import { UUID_V7, until } from '@tessera/testing';
 import { ApplicantsRepository } from '../src/modules/applicants/applicants.repository';
-import { until } from './checks-support';
 import { type Credential, type Harness, INDIVIDUAL_LEVEL, startHarness } from './harness';
 
 /**

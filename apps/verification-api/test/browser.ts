@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
+import { untilTrue } from '@tessera/testing';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -153,14 +154,8 @@ export async function cameraShowing(page: Page): Promise<void> {
     const video = document.querySelector('video.camera');
     return !!video && video.readyState >= video.HAVE_CURRENT_DATA && video.videoWidth > 0;
   })()`;
-  const deadline = Date.now() + CAMERA_FRAME_TIMEOUT_MS;
-  while (!(await page.evaluate<boolean>(framed))) {
-    if (Date.now() > deadline) throw new Error(`the camera showed no frame in ${CAMERA_FRAME_TIMEOUT_MS} ms`);
-    await page.waitForTimeout(50);
-  }
+  await untilTrue(() => page.evaluate<boolean>(framed), "the camera's first frame", { ms: 30_000 });
 }
-
-const CAMERA_FRAME_TIMEOUT_MS = 30_000;
 
 /**
  * A PNG rendered by the browser itself: a document, a face or a selfie stand-in with `text` on it, 480 × 300 px.

@@ -43,14 +43,3 @@ export async function submitSteps(h: Harness, a: { id: string; enrollmentId: str
   await h.sql(`UPDATE enrollments SET status = 'submitted' WHERE id = $1`, [a.enrollmentId]);
   await h.sql(`UPDATE applicants SET status = 'pending' WHERE id = $1`, [a.id]);
 }
-
-/** Reads until `done` holds (the worker runs asynchronously), failing with the last value after `ms`. */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 20000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out; last value ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

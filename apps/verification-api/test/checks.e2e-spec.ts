@@ -1,9 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { applicantReviewedData } from '@tessera/contracts';
-import { TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { TEST_ADMIN_TOKEN, until } from '@tessera/testing';
 import { JobQueues } from '@tessera/platform';
 import { type Credential, type Harness, startHarness } from './harness';
-import { startChecksWorker, submitSteps, until } from './checks-support';
+import { startChecksWorker, submitSteps } from './checks-support';
 
 let h: Harness;
 let worker: NestFastifyApplication;

@@ -3,6 +3,7 @@ import {
   makeCertificate,
   startDispatcherProcess,
   SETUP_HOOK_TIMEOUT_MS,
+  until,
 } from '@tessera/testing';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -46,16 +47,6 @@ afterAll(async () => {
   receiver?.closeAllConnections();
   await new Promise((resolve) => receiver?.close(resolve));
 });
-
-async function until<T>(read: () => T, done: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error('Timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const api = () => h.http();
 const auth = () => h.auth(sandboxKey);

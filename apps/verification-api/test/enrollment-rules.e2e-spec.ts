@@ -1,9 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { TEST_ADMIN_TOKEN } from '@tessera/testing';
+import { TEST_ADMIN_TOKEN, until } from '@tessera/testing';
 import { Client } from 'pg';
 import { LevelsService } from '../src/modules/levels/levels.service';
 import { ReviewsService } from '../src/modules/reviews/reviews.service';
-import { startChecksWorker, until } from './checks-support';
+import { startChecksWorker } from './checks-support';
 import { type Credential, type Harness, startHarness } from './harness';
 
 /**

@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { JobQueues } from '@tessera/platform';
-import { mediaFixture, SETUP_HOOK_TIMEOUT_MS } from '@tessera/testing';
+import { mediaFixture, SETUP_HOOK_TIMEOUT_MS, until } from '@tessera/testing';
 import sharp from 'sharp';
 import { MediaInspectorService, ProbeUnavailableError } from '../src/modules/checks/media-inspector.service';
 import type { Credential, Harness } from './harness';
 import { type MediaHarness, startMediaHarness } from './media';
 import { loadEnv } from '../src/config/env';
-import { startChecksWorker, submitSteps, until } from './checks-support';
+import { startChecksWorker, submitSteps } from './checks-support';
 
 let m: MediaHarness;
 let h: Harness;

@@ -4,6 +4,7 @@ import {
   makeCertificate,
   startDispatcherProcess,
   SETUP_HOOK_TIMEOUT_MS,
+  until,
 } from '@tessera/testing';
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
@@ -56,16 +57,6 @@ const review = (externalUserId: string, body: unknown, credential = sandboxKey) 
     .post(`/v1/applicants/${externalUserId}/sandbox/review`)
     .set(h.auth(credential))
     .send(body as object);
-
-async function until<T>(read: () => T, done: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error('Timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('POST /v1/applicants/{externalUserId}/sandbox/review', () => {
   it('is not there for production credentials: 404 {message}', async () => {

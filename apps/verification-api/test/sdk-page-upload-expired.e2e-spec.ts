@@ -5,12 +5,12 @@
  * media-store and its commit waits; the staged row is aged past MEDIA_STAGED_TTL_SECONDS and media-store's own
  * sweep removes it, then the lock is released and the commit finds it gone. The page in Debian's chromium.
  */
-import { mediaFixture as fixture } from '@tessera/testing';
+import { mediaFixture as fixture, untilTrue } from '@tessera/testing';
 import type { Browser, Page } from 'playwright-core';
 import { Client } from 'pg';
 import { launchChromium, linkMaker, startPageApp } from './browser';
 import type { Credential, Harness } from './harness';
-import { type MediaHarness, pause } from './media';
+import type { MediaHarness } from './media';
 
 jest.setTimeout(120_000);
 
@@ -42,14 +42,6 @@ const newLink = linkMaker('expired');
 const count = async (sql: string, params: unknown[] = []) =>
   Number((await h.sql<{ n: string }>(`SELECT count(*) AS n FROM ${sql}`, params))[0].n);
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await pause(50);
-  }
-}
-
 /** Sessions of this database waiting for a lock (an upload's commit waiting for the applicant's). */
 const lockWaits = () =>
   count("pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
@@ -72,10 +64,10 @@ async function applicantLocker(applicantId: string) {
  * its row is aged past the TTL and media-store's sweep removes its bytes and row.
  */
 async function expireStagedUpload(waits: number): Promise<void> {
-  await until(async () => (await count('media.staged_uploads')) === 1, 'the staged upload');
-  await until(async () => (await lockWaits()) >= waits, 'the commit waiting for the lock');
+  await untilTrue(async () => (await count('media.staged_uploads')) === 1, 'the staged upload');
+  await untilTrue(async () => (await lockWaits()) >= waits, 'the commit waiting for the lock');
   await h.sql("UPDATE media.staged_uploads SET created_at = created_at - interval '2 hours'");
-  await until(async () => (await count('media.staged_uploads')) === 0, 'the sweep');
+  await untilTrue(async () => (await count('media.staged_uploads')) === 0, 'the sweep');
 }
 
 const START: Record<string, string> = { en: 'Start', de: 'Los geht’s' };
@@ -147,7 +139,7 @@ describe('an upload that expired before it was recorded', () => {
         await expireStagedUpload(1);
         // The second locker queues behind the first commit: it holds the lock before the page sends again.
         const secondHolds = second.lock();
-        await until(async () => (await lockWaits()) >= 2, 'the second locker queued');
+        await untilTrue(async () => (await lockWaits()) >= 2, 'the second locker queued');
         await first.release();
         await secondHolds;
         await expireStagedUpload(1);

@@ -1,15 +1,8 @@
-import { mediaFixture as fixture } from '@tessera/testing';
+import { mediaFixture as fixture, untilTrue } from '@tessera/testing';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import type { Harness } from './harness';
-import {
-  enrolledApplicant,
-  filesUnder,
-  handUpload,
-  type MediaHarness,
-  pause,
-  startMediaHarness,
-} from './media';
+import { enrolledApplicant, filesUnder, handUpload, type MediaHarness, startMediaHarness } from './media';
 
 // An SDK upload whose staged bytes media-store swept before verification-api committed them (decision 0460):
 // the end user gets a clear error, and neither a resource nor bytes nor an enrollment record remain. The gap is
@@ -36,14 +29,6 @@ afterAll(() => m?.close());
 const count = async (sql: string, params: unknown[]) =>
   Number((await h.sql<{ n: string }>(`SELECT count(*) AS n FROM ${sql}`, params))[0].n);
 
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await pause(50);
-  }
-}
-
 it('an upload swept while it waited for its commit answers 503 upload_expired and leaves no resource, no bytes and no record', async () => {
   const a = await enrolledApplicant(h, 'swept-upload');
   const before = filesUnder(m.media.fsRoot).length;
@@ -55,9 +40,9 @@ it('an upload swept while it waited for its commit answers 503 upload_expired an
     await locker.query('SELECT 1 FROM verification.applicants WHERE id = $1 FOR UPDATE', [a.applicantId]);
     const upload = handUpload(port, a.token, 'selfie').file(PNG);
     const answer = upload.end();
-    await until(async () => (await count('media.staged_uploads', [])) === 1, 'the staged upload');
+    await untilTrue(async () => (await count('media.staged_uploads', [])) === 1, 'the staged upload');
     // Its row is written before its bytes: the upload is staged once the API waits for the applicant's lock.
-    await until(
+    await untilTrue(
       async () =>
         (await count(
           "pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
@@ -67,7 +52,7 @@ it('an upload swept while it waited for its commit answers 503 upload_expired an
     );
     // Older than MEDIA_STAGED_TTL_SECONDS: media-store's own sweep removes it.
     await h.sql("UPDATE media.staged_uploads SET created_at = created_at - interval '2 hours'");
-    await until(async () => (await count('media.staged_uploads', [])) === 0, 'the sweep');
+    await untilTrue(async () => (await count('media.staged_uploads', [])) === 0, 'the sweep');
     await locker.query('ROLLBACK');
     expect(await answer).toEqual({ status: 503, body: { message: expect.stringContaining('expired') } });
     expect(await upload.headers()).toMatchObject(EXPIRED_HEADERS);
@@ -95,12 +80,12 @@ it('an upload whose body outlasts the staged TTL answers 503 upload_expired and 
   const half = Math.floor(PNG.length / 2);
   const upload = handUpload(port, a.token, 'selfie').file(PNG.subarray(0, half));
   // The staged row is written when the bytes start: the body then takes "two hours" to finish.
-  await until(async () => (await count('media.staged_uploads', [])) === 1, 'the staged upload');
+  await untilTrue(async () => (await count('media.staged_uploads', [])) === 1, 'the staged upload');
   await h.sql("UPDATE media.staged_uploads SET created_at = created_at - interval '2 hours'");
   const answer = await upload.write(PNG.subarray(half)).end();
   expect(answer).toEqual({ status: 503, body: { message: expect.stringContaining('expired') } });
   expect(await upload.headers()).toMatchObject(EXPIRED_HEADERS);
-  await until(async () => (await count('media.staged_uploads', [])) === 0, 'the expired row removed');
+  await untilTrue(async () => (await count('media.staged_uploads', [])) === 0, 'the expired row removed');
   expect(await count('media.resources WHERE enrollment_id = $1', [a.enrollmentId])).toBe(0);
   expect(filesUnder(m.media.fsRoot).length).toBe(before);
   expect((await handUpload(port, a.token, 'selfie').file(PNG).end()).status).toBe(201);

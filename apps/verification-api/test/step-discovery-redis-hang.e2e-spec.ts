@@ -1,6 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type TcpProxy, testRedisProxy } from '@tessera/testing';
-import { startChecksWorker, submitSteps, until } from './checks-support';
+import { type TcpProxy, testRedisProxy, until } from '@tessera/testing';
+import { startChecksWorker, submitSteps } from './checks-support';
 import { type Credential, type Harness, startHarness } from './harness';
 
 // The worker's shutdown while its step sweep waits on a hung Redis (decision 0492): the sweep read the submitted

@@ -19,3 +19,4 @@ export * from './ids';
 export * from './redis-hang';
 export * from './redis-outage';
 export * from './built-entry-points';
+export * from './polling';

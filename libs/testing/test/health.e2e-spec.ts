@@ -2,7 +2,14 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { RPC, pingReply } from '@tessera/contracts';
 import { normalizeError, RpcClient } from '@tessera/platform';
 import request from 'supertest';
-import { bootApp, createTestEnvironment, startTcpProxy, type TcpProxy, type TestEnvironment } from '../src';
+import {
+  bootApp,
+  createTestEnvironment,
+  startTcpProxy,
+  type TcpProxy,
+  type TestEnvironment,
+  untilTrue,
+} from '../src';
 import { fixtureMigrator, FixtureModule } from './fixture/fixture';
 
 let env: TestEnvironment;
@@ -38,7 +45,10 @@ describe('/health', () => {
       checks: { postgres: { status: 'up' }, redis: { status: 'down' } },
     });
     proxy.restore();
-    await waitFor(async () => (await request(app.getHttpServer()).get('/health')).status === 200);
+    await untilTrue(
+      async () => (await request(app.getHttpServer()).get('/health')).status === 200,
+      '/health to answer 200',
+    );
   });
 });
 
@@ -106,11 +116,3 @@ describe('Redis RPC between services', () => {
     }
   });
 });
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

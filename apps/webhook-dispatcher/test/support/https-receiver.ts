@@ -1,4 +1,4 @@
-import { makeCertificate as makeTestCertificate, type TestCertificate } from '@tessera/testing';
+import { makeCertificate as makeTestCertificate, type TestCertificate, until } from '@tessera/testing';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -110,17 +110,5 @@ export function writeTemp(name: string, content: string): string {
   return file;
 }
 
-export async function waitFor<T>(
-  fn: () => Promise<T> | T,
-  ok: (v: T) => boolean,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await fn();
-  while (!ok(value)) {
-    if (Date.now() > deadline) throw new Error(`waitFor timed out; last value: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 25));
-    value = await fn();
-  }
-  return value;
-}
+export const waitFor = <T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, timeoutMs = 10_000) =>
+  until(fn, ok, { ms: timeoutMs, everyMs: 25 });
