@@ -12,6 +12,7 @@ import {
   startMediaStoreProcess,
   TEST_INTERNAL_SERVICE_TOKEN,
   type TestEnvironment,
+  INTERNAL_AUTH,
 } from '@tessera/testing';
 import { Client } from 'pg';
 import request from 'supertest';
@@ -26,7 +27,6 @@ import { databaseOptions } from '../src/database/database';
 // every open fail with EMFILE.
 
 const JPEG = mediaFixture('tiny.jpg');
-const AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
 
 let env: TestEnvironment;
 let db: Client;
@@ -60,7 +60,7 @@ describe('the disk refuses a write', () => {
   const put = () =>
     request(media.url)
       .put(`/internal/v1/resources/${enrollmentId}/selfie?${owner}`)
-      .set(AUTH)
+      .set(INTERNAL_AUTH)
       .set('content-type', 'application/octet-stream')
       .send(JPEG)
       .timeout(20_000);
@@ -103,7 +103,7 @@ describe('the disk refuses a write', () => {
       new Promise<{ status: number; retryAfter?: string; body: string }>((resolve, reject) => {
         httpGet(
           `${media.url}/internal/v1/resources/${enrollmentId}/selfie/${seq}?${owner}`,
-          { agent, headers: AUTH },
+          { agent, headers: INTERNAL_AUTH },
           (res) => {
             let body = '';
             res.setEncoding('latin1').on('data', (d: string) => (body += d));
@@ -152,7 +152,7 @@ describe('the disk refuses a write', () => {
     const body = (
       await request(media.url)
         .get(`/internal/v1/resources/${enrollmentId}/selfie/${res.body.seq}?${owner}`)
-        .set(AUTH)
+        .set(INTERNAL_AUTH)
         .expect(200)
     ).body as Buffer;
     expect(Buffer.from(body).equals(JPEG)).toBe(true);

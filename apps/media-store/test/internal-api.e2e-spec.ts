@@ -20,6 +20,7 @@ import {
   TEST_INTERNAL_SERVICE_TOKEN,
   TEST_REDIS_URL,
   type TestEnvironment,
+  INTERNAL_AUTH,
 } from '@tessera/testing';
 import { Client } from 'pg';
 import S3rver from 's3rver';
@@ -30,7 +31,6 @@ import { databaseOptions } from '../src/database/database';
 
 const JPEG = mediaFixture('tiny.jpg');
 const WEBM = mediaFixture('tiny.webm');
-const AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
 
 /** Where the suite's media-store keeps blobs, and how many objects or files (temporary ones included) it holds. */
 interface Storage {
@@ -138,7 +138,7 @@ describe.each([
   const put = (slot: string, body: Buffer, query = '') =>
     http()
       .put(`/internal/v1/resources/${enrollmentId}/${slot}?${owner}${query}`)
-      .set(AUTH)
+      .set(INTERNAL_AUTH)
       .set('content-type', 'application/octet-stream')
       .send(body);
   const rows = async () => Number((await db.query('SELECT count(*) AS n FROM media.resources')).rows[0].n);
@@ -168,16 +168,16 @@ describe.each([
       const second = await put('selfie', JPEG).expect(201);
       expect(second.body.seq).toBe(2);
       const path = `/internal/v1/resources/${enrollmentId}/selfie/1?${owner}`;
-      const get = await http().get(path).set(AUTH).expect(200);
+      const get = await http().get(path).set(INTERNAL_AUTH).expect(200);
       expect(Buffer.from(get.body).equals(JPEG)).toBe(true);
       expect(get.headers.etag).toBe(`"${first.body.sha256}"`);
-      const head = await http().head(path).set(AUTH).expect(200);
+      const head = await http().head(path).set(INTERNAL_AUTH).expect(200);
       expect(head.headers['content-length']).toBe(String(JPEG.length));
-      const part = await http().get(path).set(AUTH).set('range', 'bytes=0-3').expect(206);
+      const part = await http().get(path).set(INTERNAL_AUTH).set('range', 'bytes=0-3').expect(206);
       expect(part.headers['content-range']).toBe(`bytes 0-3/${JPEG.length}`);
       await http()
         .get(path)
-        .set(AUTH)
+        .set(INTERNAL_AUTH)
         .set('range', `bytes=${JPEG.length + 5}-`)
         .expect(416);
       // Bound to product and applicant.
@@ -185,7 +185,7 @@ describe.each([
         .get(
           `/internal/v1/resources/${enrollmentId}/selfie/1?productId=${productId}&applicantId=${randomUUID()}`,
         )
-        .set(AUTH)
+        .set(INTERNAL_AUTH)
         .expect(404);
     });
 
@@ -194,7 +194,7 @@ describe.each([
       const lostOwner = `productId=${productId}&applicantId=${randomUUID()}`;
       const stored = await http()
         .put(`/internal/v1/resources/${lost}/additional?${lostOwner}`)
-        .set(AUTH)
+        .set(INTERNAL_AUTH)
         .set('content-type', 'application/octet-stream')
         .send(JPEG)
         .expect(201);
@@ -205,7 +205,7 @@ describe.each([
       await storage.remove(found[0].storage_key);
       const gone = await http()
         .get(`/internal/v1/resources/${lost}/additional/${stored.body.seq}?${lostOwner}`)
-        .set(AUTH)
+        .set(INTERNAL_AUTH)
         .expect(404);
       expect(gone.body).toEqual({ message: 'Resource content does not exist' });
     });
@@ -228,7 +228,7 @@ describe.each([
       const putTo = () =>
         http()
           .put(`/internal/v1/resources/${slotEnrollment}/selfie?${owner}`)
-          .set(AUTH)
+          .set(INTERNAL_AUTH)
           .set('content-type', 'application/octet-stream')
           .send(JPEG);
       await putTo().expect(201);
@@ -278,7 +278,7 @@ describe.each([
       const putTo = (slot: string, query: string) =>
         http()
           .put(`/internal/v1/resources/${sides}/${slot}?${owner}${query}`)
-          .set(AUTH)
+          .set(INTERNAL_AUTH)
           .set('content-type', 'application/octet-stream')
           .send(JPEG);
       const before = await rows();
@@ -301,7 +301,7 @@ describe.each([
       const putTo = (enrollment: string, slot: string) =>
         http()
           .put(`/internal/v1/resources/${enrollment}/${slot}?${owner}`)
-          .set(AUTH)
+          .set(INTERNAL_AUTH)
           .set('content-type', 'application/octet-stream')
           .send(JPEG);
       // Concurrent uploads past the quota: the slot's lock lets exactly the quota through.
@@ -322,12 +322,12 @@ describe.each([
       const stage = () =>
         http()
           .put(`${base}/staged?${owner}`)
-          .set(AUTH)
+          .set(INTERNAL_AUTH)
           .set('content-type', 'application/octet-stream')
           .send(JPEG)
           .expect(201);
       const post = (action: string, ticket: string, path = base, who = owner) =>
-        http().post(`${path}/${action}?${who}`).set(AUTH).send({ ticket });
+        http().post(`${path}/${action}?${who}`).set(INTERNAL_AUTH).send({ ticket });
       const [before, filesBefore] = [await rows(), await files()];
       const tickets = await Promise.all(
         [1, 2, 3, 4, 5].map(async () => (await stage()).body.ticket as string),
@@ -363,7 +363,7 @@ describe.each([
       expect(await files()).toBe(filesBefore + 4);
       const other = await http()
         .put(`/internal/v1/resources/${staged}/document_front/staged?${owner}`)
-        .set(AUTH)
+        .set(INTERNAL_AUTH)
         .set('content-type', 'application/octet-stream')
         .send(JPEG)
         .expect(201);
@@ -387,7 +387,7 @@ describe.each([
       const [before, filesBefore] = [await rows(), await files()];
       const staged = http()
         .put(`/internal/v1/resources/${enrollmentId}/document_front/staged?${owner}`)
-        .set(AUTH)
+        .set(INTERNAL_AUTH)
         .set('content-type', 'application/octet-stream')
         .send(Buffer.alloc(0));
       for (const res of [await put('document_front', Buffer.alloc(0)), await staged]) {
@@ -399,10 +399,10 @@ describe.each([
 
     it('If-None-Match naming the ETag (weakly, in a list, or *) answers 304 with the validators and no body; another tag the bytes (decision 0487)', async () => {
       const path = `/internal/v1/resources/${enrollmentId}/selfie/1?${owner}`;
-      const etag = (await http().head(path).set(AUTH).expect(200)).headers.etag as string;
+      const etag = (await http().head(path).set(INTERNAL_AUTH).expect(200)).headers.etag as string;
       for (const tag of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
         for (const method of ['get', 'head'] as const) {
-          const res = await http()[method](path).set(AUTH).set('if-none-match', tag);
+          const res = await http()[method](path).set(INTERNAL_AUTH).set('if-none-match', tag);
           expect([tag, method, res.status]).toEqual([tag, method, 304]);
           expect(res.headers.etag).toBe(etag);
           expect(res.headers['last-modified']).toEqual(expect.any(String));
@@ -412,10 +412,23 @@ describe.each([
         }
       }
       // Even with a Range: the client has the whole representation.
-      await http().get(path).set(AUTH).set('if-none-match', etag).set('range', 'bytes=0-3').expect(304);
-      const other = await http().get(path).set(AUTH).set('if-none-match', '"other", W/"x"').expect(200);
+      await http()
+        .get(path)
+        .set(INTERNAL_AUTH)
+        .set('if-none-match', etag)
+        .set('range', 'bytes=0-3')
+        .expect(304);
+      const other = await http()
+        .get(path)
+        .set(INTERNAL_AUTH)
+        .set('if-none-match', '"other", W/"x"')
+        .expect(200);
       expect(Buffer.from(other.body).equals(JPEG)).toBe(true);
-      const part = await http().get(path).set(AUTH).set('if-none-match', '"other"').set('range', 'bytes=0-3');
+      const part = await http()
+        .get(path)
+        .set(INTERNAL_AUTH)
+        .set('if-none-match', '"other"')
+        .set('range', 'bytes=0-3');
       expect([part.status, part.headers['content-range']]).toEqual([206, `bytes 0-3/${JPEG.length}`]);
     });
 
@@ -429,7 +442,7 @@ describe.each([
           method: 'PUT',
           path: `/internal/v1/resources/${enrollmentId}/liveness_video?${owner}`,
           headers: {
-            ...AUTH,
+            ...INTERNAL_AUTH,
             'content-type': 'application/octet-stream',
             'content-length': String(200 * 1024),
           },

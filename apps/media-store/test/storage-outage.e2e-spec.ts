@@ -12,6 +12,7 @@ import {
   TEST_INTERNAL_SERVICE_TOKEN,
   type TcpProxy,
   type TestEnvironment,
+  INTERNAL_AUTH,
 } from '@tessera/testing';
 import { Client } from 'pg';
 import S3rver from 's3rver';
@@ -23,7 +24,6 @@ import { databaseOptions } from '../src/database/database';
 // hang, and nothing is half-written. The built media-store as a process, a real S3 (s3rver) behind a TCP proxy.
 
 const JPEG = mediaFixture('tiny.jpg');
-const AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
 /** The suite's S3 timeouts (connect and idle socket): a hang is given up after this. */
 const S3_TIMEOUT_MS = 500;
 /** What a refused call may take on top of it, on a loaded 2-core machine (the SDK retries, then gives up). */
@@ -75,12 +75,15 @@ const http = () => request(media.url);
 const put = () =>
   http()
     .put(`/internal/v1/resources/${enrollmentId}/selfie?${owner}`)
-    .set(AUTH)
+    .set(INTERNAL_AUTH)
     .set('content-type', 'application/octet-stream')
     .send(JPEG)
     .timeout(20_000);
 const get = (seq: number) =>
-  http().get(`/internal/v1/resources/${enrollmentId}/selfie/${seq}?${owner}`).set(AUTH).timeout(20_000);
+  http()
+    .get(`/internal/v1/resources/${enrollmentId}/selfie/${seq}?${owner}`)
+    .set(INTERNAL_AUTH)
+    .timeout(20_000);
 const rows = async () => Number((await db.query('SELECT count(*) AS n FROM media.resources')).rows[0].n);
 const staged = async () =>
   Number((await db.query('SELECT count(*) AS n FROM media.staged_uploads')).rows[0].n);

@@ -13,6 +13,7 @@ import {
   type TestEnvironment,
   until,
   untilTrue,
+  INTERNAL_AUTH,
 } from '@tessera/testing';
 import request from 'supertest';
 import { databaseOptions } from '../src/database/database';
@@ -22,7 +23,6 @@ import { databaseOptions } from '../src/database/database';
 // leaves the file of an upload still streaming in. The built media-store as a process, killed for real.
 
 const JPEG = mediaFixture('tiny.jpg');
-const AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
 /** An upload's bytes: a real JPEG, then filler past the bytes held back to sniff the type, so they reach the disk. */
 const BODY = Buffer.concat([JPEG, Buffer.alloc(64 * 1024, 7)]);
 const FIRST_PART = 16 * 1024;
@@ -50,7 +50,11 @@ function startUpload(media: MediaStoreProcess): {
     port,
     method: 'PUT',
     path: `/internal/v1/resources/${enrollmentId}/selfie?${owner}`,
-    headers: { ...AUTH, 'content-type': 'application/octet-stream', 'content-length': String(BODY.length) },
+    headers: {
+      ...INTERNAL_AUTH,
+      'content-type': 'application/octet-stream',
+      'content-length': String(BODY.length),
+    },
   });
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.on('response', (res) => {
@@ -131,7 +135,7 @@ describe('uploads cut short by a dead media-store (fs driver)', () => {
     const { seq } = JSON.parse(done.body) as { seq: number };
     const stored = await request(sweeping.url)
       .get(`/internal/v1/resources/${enrollmentId}/selfie/${seq}?${owner}`)
-      .set(AUTH)
+      .set(INTERNAL_AUTH)
       .expect(200);
     expect(Buffer.from(stored.body).equals(BODY)).toBe(true);
     expect(tempFiles()).toEqual([]);

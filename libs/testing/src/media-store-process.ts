@@ -6,6 +6,8 @@ import { type ServiceProcess, startServiceProcess } from './service-process';
 /** The built media-store entry point (`pnpm build` first). */
 export const MEDIA_STORE_MAIN = join(__dirname, '../../../apps/media-store/dist/main.js');
 export const TEST_INTERNAL_SERVICE_TOKEN = 'test-internal-service-token-0123456789';
+/** The header of a call to media-store's internal API with the test token (what verification-api sends). */
+export const INTERNAL_AUTH = { authorization: `Bearer ${TEST_INTERNAL_SERVICE_TOKEN}` };
 
 export interface MediaStoreProcess extends ServiceProcess {
   url: string;
