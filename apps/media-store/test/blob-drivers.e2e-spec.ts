@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import S3rver from 's3rver';
+import { LOCAL_S3_CREDENTIALS, type LocalS3, startLocalS3 } from '@tessera/testing';
 import { BlobNotFoundError, type BlobRepository } from '../src/modules/resources/blobs/blob.repository';
 import { FsBlobRepository } from '../src/modules/resources/blobs/fs-blob.repository';
 import { S3BlobRepository } from '../src/modules/resources/blobs/s3-blob.repository';
@@ -110,21 +110,18 @@ describe('fs blob driver', () => {
 });
 
 describe('s3 blob driver (s3rver)', () => {
-  const directory = mkdtempSync(join(tmpdir(), 'tessera-s3rver-'));
-  let server: S3rver;
+  let server: LocalS3;
   let blobs: S3BlobRepository;
   const bucket = 'tessera-media-test';
 
   beforeAll(async () => {
-    server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
-    const { port } = await server.run();
+    server = await startLocalS3();
     // The bucket does not exist yet: the driver creates it on first use.
     blobs = new S3BlobRepository({
-      endpoint: `http://127.0.0.1:${port}`,
+      endpoint: server.endpoint,
       region: 'us-east-1',
       bucket,
-      accessKeyId: 'S3RVER',
-      secretAccessKey: 'S3RVER',
+      ...LOCAL_S3_CREDENTIALS,
       forcePathStyle: true,
       timeoutMs: 10_000,
     });
@@ -132,7 +129,6 @@ describe('s3 blob driver (s3rver)', () => {
   afterAll(async () => {
     blobs?.client.destroy();
     await server?.close();
-    rmSync(directory, { recursive: true, force: true });
   });
 
   driverSuite(() => ({

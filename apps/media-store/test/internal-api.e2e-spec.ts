@@ -15,15 +15,16 @@ import { RpcClient } from '@tessera/platform';
 import {
   bootApp,
   createTestEnvironment,
+  INTERNAL_AUTH,
+  LOCAL_S3_CREDENTIALS,
   mediaFixture,
   migratorFor,
+  startLocalS3,
   TEST_INTERNAL_SERVICE_TOKEN,
   TEST_REDIS_URL,
   type TestEnvironment,
-  INTERNAL_AUTH,
 } from '@tessera/testing';
 import { Client } from 'pg';
-import S3rver from 's3rver';
 import request from 'supertest';
 import { AppModule } from '../src/app.module';
 import { loadEnv } from '../src/config/env';
@@ -53,26 +54,16 @@ function fsStorage(): Storage {
 }
 
 async function s3Storage(): Promise<Storage> {
-  const directory = mkdtempSync(join(tmpdir(), 'tessera-media-s3-'));
-  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
-  const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
+  const server = await startLocalS3();
   const Bucket = 'tessera-media-api';
   const client = new S3Client({
-    endpoint,
+    endpoint: server.endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    credentials: LOCAL_S3_CREDENTIALS,
   });
   return {
-    env: {
-      MEDIA_STORAGE: 's3',
-      S3_ENDPOINT: endpoint,
-      S3_BUCKET: Bucket,
-      S3_ACCESS_KEY_ID: 'S3RVER',
-      S3_SECRET_ACCESS_KEY: 'S3RVER',
-      S3_FORCE_PATH_STYLE: 'true',
-    },
+    env: server.env(Bucket),
     count: async () => {
       const objects = await client.send(new ListObjectsV2Command({ Bucket })).catch(() => ({ KeyCount: 0 }));
       const uploads = await client
@@ -86,7 +77,6 @@ async function s3Storage(): Promise<Storage> {
     close: async () => {
       client.destroy();
       await server.close();
-      rmSync(directory, { recursive: true, force: true });
     },
   };
 }

@@ -1,21 +1,21 @@
 import { HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import {
   bootApp,
   createTestEnvironment,
+  LOCAL_S3_CREDENTIALS,
+  type LocalS3,
   mediaFixture,
   migratorFor,
+  startLocalS3,
   TEST_INTERNAL_SERVICE_TOKEN,
   type TestEnvironment,
 } from '@tessera/testing';
 import { Client } from 'pg';
-import S3rver from 's3rver';
 import request from 'supertest';
 import { AppModule } from '../src/app.module';
 import { loadEnv } from '../src/config/env';
@@ -39,8 +39,7 @@ const idOf = (ticket: string): string =>
  */
 describe('media-store staged uploads: sweeper and ticket key (s3rver)', () => {
   let env: TestEnvironment;
-  let directory: string;
-  let server: S3rver;
+  let server: LocalS3;
   let s3: S3Client;
   let storageEnv: Record<string, string>;
   let db: Client;
@@ -76,24 +75,14 @@ describe('media-store staged uploads: sweeper and ticket key (s3rver)', () => {
     env = await createTestEnvironment([
       migratorFor(databaseOptions, join(__dirname, '../src/database/migrations')),
     ]);
-    directory = mkdtempSync(join(tmpdir(), 'tessera-media-sweeper-'));
-    server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
-    const { port } = await server.run();
-    const endpoint = `http://127.0.0.1:${port}`;
+    server = await startLocalS3();
     s3 = new S3Client({
-      endpoint,
+      endpoint: server.endpoint,
       region: 'us-east-1',
       forcePathStyle: true,
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      credentials: LOCAL_S3_CREDENTIALS,
     });
-    storageEnv = {
-      MEDIA_STORAGE: 's3',
-      S3_ENDPOINT: endpoint,
-      S3_BUCKET: Bucket,
-      S3_ACCESS_KEY_ID: 'S3RVER',
-      S3_SECRET_ACCESS_KEY: 'S3RVER',
-      S3_FORCE_PATH_STYLE: 'true',
-    };
+    storageEnv = server.env(Bucket);
     app = await boot();
     db = new Client({ connectionString: env.db.url });
     await db.connect();
@@ -104,7 +93,6 @@ describe('media-store staged uploads: sweeper and ticket key (s3rver)', () => {
     await env?.teardown();
     s3?.destroy();
     await server?.close();
-    rmSync(directory, { recursive: true, force: true });
   });
 
   const auth = (token = TEST_INTERNAL_SERVICE_TOKEN) => ({ authorization: `Bearer ${token}` });

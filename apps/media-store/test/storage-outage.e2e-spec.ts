@@ -1,21 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import {
   createTestEnvironment,
+  INTERNAL_AUTH,
+  type LocalS3,
   mediaFixture,
   type MediaStoreProcess,
   migratorFor,
+  startLocalS3,
   startMediaStoreProcess,
   startTcpProxy,
-  TEST_INTERNAL_SERVICE_TOKEN,
   type TcpProxy,
+  TEST_INTERNAL_SERVICE_TOKEN,
   type TestEnvironment,
-  INTERNAL_AUTH,
 } from '@tessera/testing';
 import { Client } from 'pg';
-import S3rver from 's3rver';
 import request from 'supertest';
 import { databaseOptions } from '../src/database/database';
 
@@ -32,9 +31,8 @@ const PROMPT_MS = 6000;
 let env: TestEnvironment;
 let media: MediaStoreProcess;
 let db: Client;
-let s3: S3rver;
+let s3: LocalS3;
 let proxy: TcpProxy;
-const directory = mkdtempSync(join(tmpdir(), 'tessera-media-outage-'));
 const productId = randomUUID();
 const applicantId = randomUUID();
 const enrollmentId = randomUUID();
@@ -44,18 +42,12 @@ beforeAll(async () => {
   env = await createTestEnvironment([
     migratorFor(databaseOptions, join(__dirname, '../src/database/migrations')),
   ]);
-  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
-  const { port } = await s3.run();
-  proxy = await startTcpProxy('127.0.0.1', port);
+  s3 = await startLocalS3();
+  proxy = await startTcpProxy('127.0.0.1', s3.port);
   media = await startMediaStoreProcess({
     ...env.env,
     INTERNAL_SERVICE_TOKEN: TEST_INTERNAL_SERVICE_TOKEN,
-    MEDIA_STORAGE: 's3',
-    S3_ENDPOINT: proxy.url('http'),
-    S3_BUCKET: 'tessera-media-outage',
-    S3_ACCESS_KEY_ID: 'S3RVER',
-    S3_SECRET_ACCESS_KEY: 'S3RVER',
-    S3_FORCE_PATH_STYLE: 'true',
+    ...s3.env('tessera-media-outage', proxy.url('http')),
     S3_TIMEOUT_MS: String(S3_TIMEOUT_MS),
     MEDIA_STAGED_SWEEP_INTERVAL_MS: '300',
   });
@@ -68,7 +60,6 @@ afterAll(async () => {
   await env?.teardown();
   await proxy?.close();
   await s3?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 const http = () => request(media.url);

@@ -1,8 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { mediaFixture, SETUP_HOOK_TIMEOUT_MS, startTcpProxy, type TcpProxy } from '@tessera/testing';
+import {
+  type LocalS3,
+  mediaFixture,
+  SETUP_HOOK_TIMEOUT_MS,
+  startLocalS3,
+  startTcpProxy,
+  type TcpProxy,
+} from '@tessera/testing';
 import type { Harness } from './harness';
 import { enrolledApplicant, type MediaHarness, startMediaHarness } from './media';
 
@@ -10,17 +13,7 @@ import { enrolledApplicant, type MediaHarness, startMediaHarness } from './media
 // behind a TCP proxy) is cut; an SDK upload and a partner's read of stored bytes answer 503 `Retry-After: 1` in
 // the contract's error shape, not 500 or 502, and nothing is recorded; once S3 is back both work again.
 
-/** The local S3 media-store's own suites use (s3rver, a dev dependency of media-store, not of this app). */
-interface LocalS3 {
-  run(): Promise<{ port: number }>;
-  close(): Promise<void>;
-}
-const S3rver = createRequire(__filename)(
-  require.resolve('s3rver', { paths: [join(__dirname, '../../media-store')] }),
-) as new (options: { port: number; address: string; silent: boolean; directory: string }) => LocalS3;
-
 const JPEG = mediaFixture('tiny.jpg');
-const directory = mkdtempSync(join(tmpdir(), 'tessera-verification-s3-'));
 const UNAVAILABLE = { message: 'Media storage temporarily unavailable; retry with back-off' };
 /** media-store's S3 bound and the relay's idle bound, in the ratio of their defaults (5 s and 30 s). */
 const S3_TIMEOUT_MS = 1000;
@@ -33,19 +26,10 @@ let h: Harness;
 let a: Awaited<ReturnType<typeof enrolledApplicant>>;
 
 beforeAll(async () => {
-  s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory });
-  const { port } = await s3.run();
-  proxy = await startTcpProxy('127.0.0.1', port);
+  s3 = await startLocalS3();
+  proxy = await startTcpProxy('127.0.0.1', s3.port);
   m = await startMediaHarness(
-    {
-      MEDIA_STORAGE: 's3',
-      S3_ENDPOINT: proxy.url('http'),
-      S3_BUCKET: 'tessera-verification-outage',
-      S3_ACCESS_KEY_ID: 'S3RVER',
-      S3_SECRET_ACCESS_KEY: 'S3RVER',
-      S3_FORCE_PATH_STYLE: 'true',
-      S3_TIMEOUT_MS: String(S3_TIMEOUT_MS),
-    },
+    { ...s3.env('tessera-verification-outage', proxy.url('http')), S3_TIMEOUT_MS: String(S3_TIMEOUT_MS) },
     { MEDIA_STORE_TIMEOUT_MS: String(MEDIA_STORE_TIMEOUT_MS) },
   );
   h = m.h;
@@ -55,7 +39,6 @@ afterAll(async () => {
   await m?.close();
   await proxy?.close();
   await s3?.close();
-  rmSync(directory, { recursive: true, force: true });
 });
 
 const rows = async () =>

@@ -20,3 +20,4 @@ export * from './redis-hang';
 export * from './redis-outage';
 export * from './built-entry-points';
 export * from './polling';
+export * from './local-s3';
