@@ -40,11 +40,11 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
-async function configure(tenantId: string, path: string): Promise<void> {
+async function configure(tenantId: string, path: string, subscribedEventTypes?: string[]): Promise<void> {
   const reply = await rpc(dispatcher, WEBHOOK_RPC.PUT_ENDPOINT, {
     tenantId,
     source: 'custody',
-    body: { url: receiver.url(path) },
+    body: { url: receiver.url(path), ...(subscribedEventTypes ? { subscribedEventTypes } : {}) },
   });
   expect(reply.ok).toBe(true);
 }
@@ -167,6 +167,40 @@ describe('ordered webhooks: sequence', () => {
       return rows.map((r) => Number(r.sequence)).sort((a, b) => a - b);
     });
     expect(sequences).toEqual([1, 2, 3]);
+  });
+
+  it("numbers every type of the entity's events: an endpoint subscribed to some types gets their numbers, with the others' skipped", async () => {
+    const tenant = 'tenant-seq-subset';
+    await configure(tenant, '/seq-subset', ['transaction.status.updated']);
+    const tx = randomUUID();
+    // What custody writes for one transaction: created (1), then two moves (2, 3), each in its own commit.
+    const created: OutboxEvent = {
+      ...statusEvent(tenant, tx, 'Submitted'),
+      eventType: 'transaction.created',
+    };
+    const [createdId] = await producerDb.transaction((m) => appendToOutbox(m, [created]));
+    await producerDb.transaction((m) => appendToOutbox(m, [statusEvent(tenant, tx, 'PendingSignature')]));
+    await producerDb.transaction((m) => appendToOutbox(m, [statusEvent(tenant, tx, 'Broadcasting')]));
+    const received = await waitFor(
+      () => bodies('/seq-subset', tx),
+      (b) => b.length === 2,
+    );
+    // The entity's own numbers, as every endpoint and the delivery detail have them: 1 was the created event,
+    // which this endpoint left out (docs/webhooks.md, "Ordering"). Applied in sequence order, with no gap awaited.
+    const byNumber = received.sort((a, b) => (a.sequence as number) - (b.sequence as number));
+    expect(byNumber.map((b) => [b.eventType, b.sequence, (b.data as { status: string }).status])).toEqual([
+      ['transaction.status.updated', 2, 'PendingSignature'],
+      ['transaction.status.updated', 3, 'Broadcasting'],
+    ]);
+    // The created event reached the dispatcher (its inbox row, with its number) and got no delivery.
+    const inbox: { sequence: string }[] = await dispatcher
+      .get(DataSource)
+      .query('SELECT sequence FROM received_events WHERE event_id = $1', [createdId]);
+    expect(inbox.map((r) => Number(r.sequence))).toEqual([1]);
+    const deliveries: unknown[] = await dispatcher
+      .get(DataSource)
+      .query('SELECT 1 FROM webhook_deliveries WHERE event_id = $1', [createdId]);
+    expect(deliveries).toHaveLength(0);
   });
 
   it('keeps the sequence across an automatic retry (the receiver fails first, then succeeds)', async () => {

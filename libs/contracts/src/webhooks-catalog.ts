@@ -130,7 +130,7 @@ export const webhookEnvelope = z.object({
     .int()
     .min(1)
     .describe(
-      'Position of this event among the events of the same (entityType, entityId) of your tenant: 1, 2, 3, … without gaps, in commit order. Apply events of one entity in sequence order; a gap means an event is still on its way (hold later ones, or re-read the entity). The same on every retry and re-queue.',
+      'Position of this event among all the events of the same (entityType, entityId) of your tenant, of every type: 1, 2, 3, … without gaps, in commit order. Apply events of one entity in sequence order. An endpoint subscribed to every type (the default) gets every number, so a gap means an event is still on its way (hold later ones, or re-read the entity); an endpoint subscribed to some types only never gets the numbers of the others, so it applies an event whose sequence is above the last one applied and waits for no gap. The same on every retry and re-queue.',
     ),
 });
 export type WebhookEnvelope = z.infer<typeof webhookEnvelope>;

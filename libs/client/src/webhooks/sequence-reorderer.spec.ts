@@ -100,6 +100,33 @@ describe('SequenceReorderer', () => {
     expect(names(result.released)).toEqual(['a#3', 'a#4', 'a#5', 'a#6']);
   });
 
+  it("with gaps 'skip' (a partial subscription) releases each newer number at once, drops older ones, never waits", () => {
+    let now = 0;
+    const gaps: SequenceGap[] = [];
+    const dropped: Env[] = [];
+    const r = new SequenceReorderer<Env>({
+      gaps: 'skip',
+      gapTimeoutMs: 1000,
+      now: () => now,
+      onGap: (g) => gaps.push(g),
+      onDuplicate: (e) => dropped.push(e),
+    });
+    // Subscribed to status updates only: numbers 2 and 5 of the transaction; 1, 3 and 4 were other types.
+    expect(names(r.push(tx('a', 2)).released)).toEqual(['a#2']);
+    expect(names(r.push(tx('a', 5)).released)).toEqual(['a#5']);
+    expect(r.expected('t1|transaction|a')).toBe(6);
+    // A late, older event (a retry that lost the race) is not applied over a newer one.
+    expect(r.push(tx('a', 4))).toEqual({ released: [], duplicate: true, gaps: [] });
+    expect(r.push(tx('a', 5)).duplicate).toBe(true);
+    now = 10_000;
+    expect(r.checkTimeouts()).toEqual({ released: [], duplicate: false, gaps: [] });
+    expect(gaps).toEqual([]);
+    expect(names(dropped)).toEqual(['a#4', 'a#5']);
+    expect(r.heldCounts()).toEqual({ 't1|transaction|a': 0 });
+    // The same stream in the default mode would hold a#2 for the missing 1.
+    expect(new SequenceReorderer<Env>().push(tx('a', 2)).released).toEqual([]);
+  });
+
   it('resumes an entity after the last sequence processed before a restart', () => {
     const r = new SequenceReorderer<Env>();
     r.resume({ entityType: 'transaction', entityId: 'a', tenantId: 't1' }, 7);

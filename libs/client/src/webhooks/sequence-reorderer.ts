@@ -6,7 +6,8 @@
  * `gapTimeoutMs` or when more than `maxBuffered` envelopes of one entity wait behind it; it then skips the
  * missing numbers and releases what it holds. It keeps its state in memory: after a restart, `resume()` each
  * entity from your store (the last sequence you processed), or the first envelope seen starts the entity at
- * `firstSequence`.
+ * `firstSequence`. An endpoint subscribed to some event types only sees gaps that never fill (the numbers of
+ * the types it left out): give it `gaps: 'skip'`, which releases in increasing order and waits for nothing.
  */
 export interface SequencedEnvelope {
   entityType: string;
@@ -35,6 +36,14 @@ export interface ReorderResult<E> {
 }
 
 export interface SequenceReordererOptions<E extends SequencedEnvelope> {
+  /**
+   * `wait` (default): a missing number is awaited, for an endpoint subscribed to every event type, where each
+   * number comes. `skip`: for an endpoint subscribed to some types only (`subscribedEventTypes`), which never
+   * receives the numbers of the types it left out: an envelope above the last released number is released at
+   * once, and one at or below it is dropped as a duplicate (late and older than what was applied). Nothing is
+   * held and no gap is reported.
+   */
+  gaps?: 'wait' | 'skip';
   /** How long a missing number is awaited before it is reported and skipped (default 30000 ms). */
   gapTimeoutMs?: number;
   /** Envelopes held per entity before the oldest missing number is given up (default 1000). */
@@ -113,6 +122,11 @@ export class SequenceReorderer<E extends SequencedEnvelope> {
     if (sequence < state.next || state.held.has(sequence)) {
       result.duplicate = true;
       this.options.onDuplicate?.(envelope);
+      return result;
+    }
+    if (this.options.gaps === 'skip') {
+      state.next = sequence + 1;
+      this.release(envelope, result);
       return result;
     }
     state.held.set(sequence, envelope);
