@@ -847,6 +847,18 @@ describe('reading transactions', () => {
     expect([...times].sort((x, y) => y - x)).toEqual(times);
     const deposits = await api.get(`/transactions?type=Deposit&vaultId=${a.vaultId}`).expect(200);
     expect(deposits.body.items).toHaveLength(1);
+    // vaultId lists what moves the vault's balances, as walletId does the wallet's: the transfers into b's vault
+    // (whose own vaultId is a's, the source) as well as b's funding, and the transfers out of a's vault.
+    const ids = (items: { transactionId: string }[]) => new Set(items.map((t) => t.transactionId));
+    const intoB = await api
+      .get(`/transactions?vaultId=${b.vaultId}&type=InternalTransfer&take=200`)
+      .expect(200);
+    expect(ids(intoB.body.items)).toEqual(ids(all));
+    expect(intoB.body.items.every((t: { vaultId: string }) => t.vaultId === a.vaultId)).toBe(true);
+    const outOfA = await api
+      .get(`/transactions?vaultId=${a.vaultId}&type=InternalTransfer&take=200`)
+      .expect(200);
+    expect(ids(outOfA.body.items)).toEqual(ids(all));
     const since = await api.get(
       `/transactions?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
     );

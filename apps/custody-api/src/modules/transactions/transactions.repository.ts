@@ -112,7 +112,14 @@ export class TransactionsRepository {
     };
     if (f.type) add((n) => `t."type" = ${n}`, f.type);
     if (f.status) add((n) => `t."status" = ${n}`, f.status);
-    if (f.vaultId) add((n) => `t."vault_id" = ${n}`, f.vaultId);
+    // Every transaction that moves one of the vault's balances: its own (a transfer's is its source vault's),
+    // and internal transfers into it, as the walletId filter lists a wallet's transfers both ways.
+    if (f.vaultId)
+      add(
+        (n) =>
+          `(t."vault_id" = ${n} OR t."destination_wallet_id" IN (SELECT w."id" FROM "wallets" w WHERE w."vault_id" = ${n}))`,
+        f.vaultId,
+      );
     if (f.walletId) {
       add(
         (n) => `(t."wallet_id" = ${n} OR t."source_wallet_id" = ${n} OR t."destination_wallet_id" = ${n})`,
