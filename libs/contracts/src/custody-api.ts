@@ -99,8 +99,16 @@ export const listTransactionsSchema = z.object({
   cursor: z.string().optional(),
   type: z.enum(['Deposit', 'Withdrawal', 'InternalTransfer']).optional(),
   status: z.enum(CUSTODY_TRANSACTION_STATUSES).optional(),
-  vaultId: uuid.optional(),
-  walletId: uuid.optional(),
+  vaultId: uuid
+    .optional()
+    .describe(
+      "Transactions that move this vault's balances: its own, and internal transfers into it (whose vaultId is the source's).",
+    ),
+  walletId: uuid
+    .optional()
+    .describe(
+      "Transactions that move this wallet's balance: as its wallet, as a transfer's source or destination.",
+    ),
   since: z.string().datetime({ offset: true }).optional(),
 });
 
