@@ -211,27 +211,37 @@ describe('a company with open UBO children (decision 0443)', () => {
     ]);
   });
 
-  it("a RETRY child's new link reopens the company's round; the child approved then approves it", async () => {
-    const id = await company('retry-round');
-    const child = await owner('retry-round', 'Ann Owner');
-    await green('retry-round');
-    await review(child, { reviewAnswer: 'RED', rejectLabels: ['LOW_QUALITY'] });
-    expect(await status('retry-round')).toMatchObject({ status: 'rejected', reviewRejectType: 'RETRY' });
-    await api().post('/v1/applicants/retry-round/ubos/0/regenerate-link').set(auth()).send({}).expect(200);
-    expect((await status('retry-round')).status).toBe('awaiting_user');
-    await green(child);
-    expect(await status('retry-round')).toMatchObject({
-      status: 'approved',
-      reviewAnswer: 'GREEN',
-      attempt: 2,
-    });
-    expect(await verdictEvents(id)).toEqual([
-      'companyChildrenCompleted',
-      'applicantReviewed',
-      'companyChildrenCompleted',
-      'applicantReviewed',
-    ]);
-  });
+  // Every call that mints the child a link reopens it, and the company's round with it (SessionsRepository.openIn).
+  it.each([
+    ['regenerate-link', (co: string) => api().post(`/v1/applicants/${co}/ubos/0/regenerate-link`).send({})],
+    ['a spawn-kyc repeat', (co: string) => api().post(`/v1/applicants/${co}/ubos/0/spawn-kyc`).send({})],
+    ["the child's own link", (co: string) => api().post(`/v1/applicants/${co}-ubo-0/verifications`)],
+  ])(
+    "a RETRY child's new link by %s reopens the company's round; the child approved then approves it",
+    async (how, mint) => {
+      const co = `retry-round-${how.replace(/\W+/g, '-')}`;
+      const id = await company(co);
+      const child = await owner(co, 'Ann Owner');
+      await green(co);
+      await review(child, { reviewAnswer: 'RED', rejectLabels: ['LOW_QUALITY'] });
+      expect(await status(co)).toMatchObject({ status: 'rejected', reviewRejectType: 'RETRY' });
+      expect((await mint(co).set(auth())).status).toBeLessThan(300);
+      expect((await status(child)).status).toBe('init');
+      expect((await status(co)).status).toBe('awaiting_user');
+      await green(child);
+      expect(await status(co)).toMatchObject({
+        status: 'approved',
+        reviewAnswer: 'GREEN',
+        attempt: 2,
+      });
+      expect(await verdictEvents(id)).toEqual([
+        'companyChildrenCompleted',
+        'applicantReviewed',
+        'companyChildrenCompleted',
+        'applicantReviewed',
+      ]);
+    },
+  );
 
   it('a verdict held for a child reset after its round closed completes when that child finishes again', async () => {
     const id = await company('reset-child');

@@ -1,6 +1,6 @@
 import { countryCodeSchema } from './countries';
 import { pastDateSchema } from './dates';
-import { presentationParamsSchema, ttlDaysBodySchema } from './verification';
+import { emailAddress, presentationParamsSchema, ttlDaysBodySchema } from './verification';
 import { z } from 'zod';
 
 /** Roles a UBO row may hold; each is a bucket of company-structure `counts`. */
@@ -33,7 +33,7 @@ const roles = z
   .min(1, 'must hold at least one role')
   .transform((list) => [...new Set(list)]);
 // No message of its own: the house wording says `must be a string` or `must be an email address` (0483).
-const email = z.email().max(254);
+const email = emailAddress;
 const nationality = countryCodeSchema;
 
 /** POST .../ubos (DECISIONS): `{fullName, dateOfBirth, ownershipPercent, roles[], email?, nationality?}`. */

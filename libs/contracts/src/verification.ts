@@ -109,6 +109,25 @@ const required = () => ({ error: 'is required' });
 const isoDate = pastDateSchema;
 const optionalText = z.string().trim().min(1).max(500).optional();
 
+/**
+ * An email address, wherever one is stored (applicant create and PATCH, UBO rows, the hosted page's form): trimmed,
+ * then one address of at most 254 characters; otherwise 400 `email: must be an email address` (decision 0483's
+ * wording). A malformed one claimed by the partner would be locked against the end user's correction.
+ */
+export const emailAddress = z
+  .string()
+  .trim()
+  .pipe(
+    // Local part (at most 64) @ dotted domain; any script, as a person's address may be internationalised
+    // (`müller@bücher.de`), which zod's default, ASCII-only pattern would refuse on the hosted page.
+    z.email({ pattern: /^[^\s@"]{1,64}@[^\s@".]+(\.[^\s@".]+)+$/u }).max(254),
+  )
+  .meta({
+    format: 'email',
+    maxLength: 254,
+    description: 'One email address (an internationalised one too), trimmed; at most 254 characters',
+  });
+
 /** How deep a step's `config` may nest (objects and arrays): free-form, but stored and serialised. */
 export const STEP_CONFIG_MAX_DEPTH = 16;
 
@@ -183,12 +202,16 @@ export type LevelPatchInput = z.infer<typeof levelPatchSchema>;
  * Body of POST /v1/applicants. Unknown fields are ignored (the level decides what is kept). An externalUserId
  * may hold any printable character: `/`, `?`, `#`, `%` and spaces are addressed percent-encoded in the path
  * (`a%2Fb`, as the client SDK's fillPath does). Control characters and the dot segments `.` and `..` (which URL
- * parsers resolve away before the request leaves the client) are refused (decision 0476).
+ * parsers resolve away before the request leaves the client) are refused (decision 0476), and so is whitespace
+ * at either end: the id is never trimmed.
  */
 export const applicantCreateSchema = z.object({
   externalUserId: z
     .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
-    .trim()
+    .refine((id) => id.trim() !== '', { error: 'is required', abort: true })
+    // Kept exactly as sent, never trimmed: "alice " is not "alice", whose applicant a repeat create would answer
+    // (decision 0476). Surrounding whitespace is refused rather than kept, as it is almost always a slip.
+    .refine((id) => id === id.trim(), { error: 'must not start or end with whitespace', abort: true })
     .min(1, 'is required')
     .max(200, 'must be at most 200 characters')
     .refine((id) => !/\p{Cc}/u.test(id), 'must not contain control characters')
@@ -203,7 +226,7 @@ export const applicantCreateSchema = z.object({
   incorporationDate: isoDate.optional(),
   registeredAddress: optionalText,
   country: countryCodeSchema.optional(),
-  email: optionalText,
+  email: emailAddress.optional(),
   phone: optionalText,
   firstName: optionalText,
   lastName: optionalText,
@@ -220,6 +243,7 @@ export type ApplicantCreateInput = z.infer<typeof applicantCreateSchema>;
  * lock" 3, decision 0436).
  */
 const patchText = z.string().trim().min(1).max(500).nullable().optional();
+const patchEmail = emailAddress.nullable().optional();
 const patchCountry = countryCodeSchema.nullable().optional();
 const patchDate = isoDate.nullable().optional();
 
@@ -232,7 +256,7 @@ export const companyInfoPatchSchema = z
     incorporationDate: patchDate,
     registeredAddress: patchText,
     country: patchCountry,
-    email: patchText,
+    email: patchEmail,
     phone: patchText,
   })
   .strict();
@@ -247,7 +271,7 @@ export const personalInfoPatchSchema = z
     dateOfBirth: patchDate,
     nationality: patchCountry,
     country: patchCountry,
-    email: patchText,
+    email: patchEmail,
     phone: patchText,
     address: patchText,
   })

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { companyInfoPatchSchema } from './verification';
+import {
+  applicantCreateSchema,
+  companyInfoPatchSchema,
+  emailAddress,
+  personalInfoPatchSchema,
+} from './verification';
 import { uboCreateSchema, uboPatchSchema } from './verification-ubos';
 import './zod-messages';
 
@@ -18,7 +23,29 @@ describe('house wording of zod issues (decision 0483)', () => {
     [companyInfoPatchSchema, { companyName: 42 }, ['companyName'], 'must be a string'],
     [companyInfoPatchSchema, { phone: { n: 1 } }, ['phone'], 'must be a string'],
     [companyInfoPatchSchema, { companyName: '' }, ['companyName'], 'must not be empty'],
-    [companyInfoPatchSchema, { email: 'x'.repeat(501) }, ['email'], 'must be at most 500 characters'],
+    [companyInfoPatchSchema, { legalForm: 'x'.repeat(501) }, ['legalForm'], 'must be at most 500 characters'],
+    [companyInfoPatchSchema, { email: 'not-an-email' }, ['email'], 'must be an email address'],
+    [companyInfoPatchSchema, { email: 7 }, ['email'], 'must be a string'],
+    [personalInfoPatchSchema, { email: 'a@b' }, ['email'], 'must be an email address'],
+    [
+      applicantCreateSchema,
+      { externalUserId: 'u', email: 'a@' + 'b'.repeat(250) + '.co' },
+      ['email'],
+      'must be at most 254 characters',
+    ],
+    [
+      applicantCreateSchema,
+      { externalUserId: 'alice ' },
+      ['externalUserId'],
+      'must not start or end with whitespace',
+    ],
+    [
+      applicantCreateSchema,
+      { externalUserId: '\u00a0alice' },
+      ['externalUserId'],
+      'must not start or end with whitespace',
+    ],
+    [applicantCreateSchema, { externalUserId: ' \t ' }, ['externalUserId'], 'is required'],
     [
       z.object({ ubos: z.array(uboCreateSchema) }),
       { ubos: [{ fullName: 5 }] },
@@ -40,5 +67,18 @@ describe('house wording of zod issues (decision 0483)', () => {
   it("keeps a schema's own message", () => {
     const schema = z.object({ name: z.string({ error: 'name is required' }) });
     expect(firstMessage(schema, { name: 1 }).message).toBe('name is required');
+  });
+});
+
+describe('one email rule for every stored address', () => {
+  it('trims, then takes one address of at most 254 characters', () => {
+    expect(emailAddress.parse(' jane@example.com ')).toBe('jane@example.com');
+    expect(emailAddress.parse('müller@bücher.de')).toBe('müller@bücher.de');
+    for (const bad of ['jane', 'jane@', '@example.com', 'a b@example.com', 'jane@example', 'x@y..z', ''])
+      expect(emailAddress.safeParse(bad).success).toBe(false);
+  });
+
+  it('keeps an externalUserId exactly as sent', () => {
+    expect(applicantCreateSchema.parse({ externalUserId: 'a b/c' }).externalUserId).toBe('a b/c');
   });
 });

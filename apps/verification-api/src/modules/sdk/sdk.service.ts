@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   COMPANY_DATA_BASELINE,
   COUNTRY_CODE_MESSAGE,
+  emailAddress,
   isCountryCode,
   isPastDate,
   PAST_DATE_MESSAGE,
@@ -62,8 +63,8 @@ function checkValue(key: string, value: string | null): { value: string | null }
   if (text === '') return { value: null };
   if (DATE_KEYS.has(key) && !isPastDate(text)) return { error: PAST_DATE_MESSAGE };
   if (COUNTRY_KEYS.has(key) && !isCountryCode(text)) return { error: COUNTRY_CODE_MESSAGE };
-  if (key === 'email' && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text))
-    return { error: 'must be an email address' };
+  // The same rule as a partner's claim (applicant create and PATCH, UBO rows).
+  if (key === 'email' && !emailAddress.safeParse(text).success) return { error: 'must be an email address' };
   return { value: COUNTRY_KEYS.has(key) ? text.toUpperCase() : text };
 }
 

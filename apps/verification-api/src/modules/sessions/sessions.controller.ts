@@ -1,10 +1,16 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { parsePresentation, sessionQuerySchema } from '@tessera/contracts';
+import { refuseNonDecimalNumbers } from '@tessera/platform';
 import type { FastifyRequest } from 'fastify';
 import { RateLimitService } from '../auth/rate-limit.service';
 import { Partner, PartnerAuthGuard } from '../auth/partner-auth.guard';
 import type { PartnerContext } from '../products/products.service';
 import { SessionsService } from './sessions.service';
+
+/** `ttlDays` of the query: `1e1` and `0x10` are not 10 and 16 days, as for review-history's `limit` (decision 0474). */
+const ttlDaysOf = (query: Record<string, unknown>): number =>
+  sessionQuerySchema.parse(refuseNonDecimalNumbers(query, ['ttlDays'], 'must be an integer from 1 to 90'))
+    .ttlDays;
 
 @Controller('v1/applicants/:externalUserId')
 @UseGuards(PartnerAuthGuard)
@@ -18,7 +24,7 @@ export class SessionsController {
     @Param('externalUserId') id: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { ttlDays } = sessionQuerySchema.parse(query);
+    const ttlDays = ttlDaysOf(query);
     const level = typeof query.verificationLevelName === 'string' ? query.verificationLevelName : undefined;
     return this.sessions.forLevel(partner, id, level, parsePresentation(query), ttlDays);
   }
@@ -30,7 +36,7 @@ export class SessionsController {
     @Param('externalUserId') id: string,
     @Query() query: Record<string, unknown>,
   ) {
-    const { ttlDays } = sessionQuerySchema.parse(query);
+    const ttlDays = ttlDaysOf(query);
     return this.sessions.forCurrentLevel(partner, id, parsePresentation(query), ttlDays);
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { PresentationParams } from '@tessera/contracts';
 import { DataSource, type EntityManager } from 'typeorm';
 import { recordReviewEvent } from '../reviews/review-events';
+import { REOPEN_ROUND_OF_CHILD } from '../ubos/open-children';
 
 export interface NewEnrollment {
   productId: string;
@@ -59,11 +60,17 @@ export class SessionsRepository {
         [input.applicantId],
       );
       if (reopened.length > 0) {
-        await manager.query(
-          `UPDATE applicants SET status = 'init', updated_at = now()
-            WHERE id = $1 AND status IN ('rejected', 'expired')`,
+        const [moved] = await manager.query<[{ before: string }[], number]>(
+          `UPDATE applicants a SET status = 'init', updated_at = now()
+             FROM applicants before
+            WHERE a.id = $1 AND before.id = a.id AND a.status IN ('rejected', 'expired')
+            RETURNING before.status AS "before"`,
           [input.applicantId],
         );
+        // A UBO child taken out of its verdict opens its company's round again, whichever call minted the link
+        // (regenerate-link, a spawn-kyc repeat, the child's own session link): the company waits in
+        // `awaiting_user` and takes the child's new verdict in when the round closes (decision 0443).
+        if (moved[0]?.before === 'rejected') await manager.query(REOPEN_ROUND_OF_CHILD, [input.applicantId]);
       }
       // One link at a time writes to an applicant (decision 0441): its other open enrollments are replaced, so
       // an older link can no longer submit over a verdict or hold back the steps it submitted (they are

@@ -4,7 +4,7 @@ import { appendToOutbox } from '@tessera/platform';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { DeclarationsInput, UboCreateInput, UboPatchInput } from '@tessera/contracts';
 import { lockApplicantRow } from '../sessions/open-session-lock';
-import { TERMINAL_STATUSES } from './open-children';
+import { REOPEN_ROUND } from './open-children';
 import { refuseRow, type RowRefusal } from './row-rules';
 import { recordReviewEvent } from '../reviews/review-events';
 
@@ -67,23 +67,6 @@ const ROW_SELECT = `
  * every one whose verdict may still change. `rejected` FINAL (a blocklist among them) and `expired` (its own
  * link lapsed; a new link reopens it) stay.
  */
-const reopens = (column: string) =>
-  `(${column} IN ('init', 'pending', 'in_review', 'approved')
-    OR (${column} = 'rejected' AND review_reject_type IS DISTINCT FROM 'FINAL'))`;
-
-/**
- * Opens the company's round of UBO children again: the company waits for them in `awaiting_user` (the status a
- * deactivated company gets back moves the same way), and `children_completed_at` is cleared so that
- * `companyChildrenCompleted` fires once more when the round closes (decision 0140).
- */
-const REOPEN_ROUND = `
-  UPDATE applicants
-     SET status = CASE WHEN ${reopens('status')} THEN 'awaiting_user' ELSE status END,
-         status_before_deactivation = CASE WHEN ${reopens('status_before_deactivation')} THEN 'awaiting_user'
-                                           ELSE status_before_deactivation END,
-         children_completed_at = NULL, updated_at = now()
-   WHERE id = $1`;
-
 const CHILD_SELECT = `
   SELECT id, external_user_id AS "externalUserId", level_id AS "levelId", status, blocklisted
     FROM applicants WHERE id = $1`;
@@ -338,7 +321,8 @@ export class UbosRepository {
   /**
    * regenerate-link: a fresh link for the row's child, under the row's lock, in one transaction. A child that
    * the link takes out of its verdict (a RETRY rejection reopened) opens its parent's round again, so that the
-   * company's verdict follows the child's new one (decision 0443).
+   * company's verdict follows the child's new one (decision 0443): `mint` opens the link with
+   * SessionsRepository.openIn, which does that for every link, a spawn-kyc repeat's and the child's own too.
    */
   async regenerate<L>(
     parentId: string,
@@ -351,11 +335,9 @@ export class UbosRepository {
       if (row.removed) return { outcome: 'removed' };
       if (!row.linkedApplicantId) return { outcome: 'no_child' };
       const [child] = await manager.query<SpawnedChild[]>(CHILD_SELECT, [row.linkedApplicantId]);
+      // The link reopens a RETRY-rejected child and, with it, the company's round (SessionsRepository.openIn).
       const link = await mint(manager, child);
       const [after] = await manager.query<SpawnedChild[]>(CHILD_SELECT, [child.id]);
-      if (TERMINAL_STATUSES.includes(child.status) && !TERMINAL_STATUSES.includes(after.status)) {
-        await manager.query(REOPEN_ROUND, [parentId]);
-      }
       return { outcome: 'minted', row, child: after, link };
     });
   }
