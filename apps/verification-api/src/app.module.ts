@@ -14,7 +14,11 @@ import { QuestionnairesModule } from './modules/questionnaires/questionnaires.mo
 import { LINK_SHORT_CODE_IN_PATH } from './modules/sdk/sdk-page.controller';
 import { sdkPagePlugins } from './modules/sdk/sdk-page.service';
 import { SdkModule } from './modules/sdk/sdk.module';
-import { multipartPlugin, ResourcesModule } from './modules/resources/resources.module';
+import {
+  multipartOnlyOnUploads,
+  multipartPlugin,
+  ResourcesModule,
+} from './modules/resources/resources.module';
 import { UbosModule } from './modules/ubos/ubos.module';
 
 @Module({})
@@ -29,7 +33,7 @@ export class AppModule {
           config: env,
           errorShape: 'verification',
           database: { schema: SCHEMA, entities, migrations },
-          httpPlugins: [multipartPlugin(env), ...sdkPagePlugins()],
+          httpPlugins: [multipartPlugin(env), multipartOnlyOnUploads, ...sdkPagePlugins()],
           secretPath: LINK_SHORT_CODE_IN_PATH,
           ...overrides,
         }),

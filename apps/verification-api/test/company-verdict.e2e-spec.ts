@@ -266,6 +266,53 @@ describe('a company with open UBO children (decision 0443)', () => {
     expect(await status('blocked-co')).toMatchObject({ status: 'rejected', rejectLabels: ['BLOCKLIST'] });
     expect(await verdictEvents(id)).toEqual(['applicantReviewed', 'companyChildrenCompleted']);
   });
+
+  it("an approved company's approved owner blocklisted: the round closes again and the company is RED FINAL", async () => {
+    const id = await company('block-owner');
+    const child = await owner('block-owner', 'Ann Owner');
+    const other = await owner('block-owner', 'Bob Owner');
+    await green('block-owner');
+    await green(child);
+    await green(other);
+    expect(await status('block-owner')).toMatchObject({ status: 'approved', attempt: 1 });
+    await act(child, 'blocklist');
+    expect(await status(child)).toMatchObject({ status: 'rejected', reviewRejectType: 'FINAL' });
+    expect(await status('block-owner')).toMatchObject({
+      status: 'rejected',
+      reviewAnswer: 'RED',
+      reviewRejectType: 'FINAL',
+      rejectLabels: ['UBO_REJECTED'],
+      attempt: 2,
+    });
+    expect(await verdictEvents(id)).toEqual([
+      'companyChildrenCompleted',
+      'applicantReviewed',
+      'companyChildrenCompleted',
+      'applicantReviewed',
+    ]);
+    // An owner whose verdict does not change (unblocked: the verdict stays) moves nothing.
+    await act(child, 'unblock');
+    expect(await verdictEvents(id)).toHaveLength(4);
+  });
+
+  it("a RETRY-rejected owner blocklisted makes the company's RETRY a FINAL; a removed owner's does not", async () => {
+    const id = await company('retry-block');
+    const child = await owner('retry-block', 'Ann Owner');
+    await green('retry-block');
+    await review(child, { reviewAnswer: 'RED', rejectLabels: ['LOW_QUALITY'] });
+    expect(await status('retry-block')).toMatchObject({ status: 'rejected', reviewRejectType: 'RETRY' });
+    await act(child, 'blocklist');
+    expect(await status('retry-block')).toMatchObject({ status: 'rejected', reviewRejectType: 'FINAL' });
+    expect(await verdictEvents(id)).toHaveLength(4);
+
+    await company('removed-block');
+    const gone = await owner('removed-block', 'Ann Owner');
+    await green('removed-block');
+    await green(gone);
+    await api().delete('/v1/applicants/removed-block/ubos/0').set(auth()).expect(200);
+    await act(gone, 'blocklist');
+    expect(await status('removed-block')).toMatchObject({ status: 'approved' });
+  });
 });
 
 describe('removing the rows of open children', () => {

@@ -1,9 +1,4 @@
-import type { Question } from '@tessera/contracts';
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-const validDate = (value: string) =>
-  DATE.test(value) && !Number.isNaN(new Date(`${value}T00:00:00Z`).getTime());
+import { isCalendarDate, type Question } from '@tessera/contracts';
 
 /**
  * Checks one answer against its question's type; answers the normalised value or an error message.
@@ -34,7 +29,7 @@ export function checkAnswer(question: Question, value: unknown): { value: unknow
       if (typeof value !== 'boolean') return { error: 'must be true or false' };
       return { value };
     case 'date':
-      if (typeof value !== 'string' || !validDate(value)) return { error: 'must be a date YYYY-MM-DD' };
+      if (typeof value !== 'string' || !isCalendarDate(value)) return { error: 'must be a date YYYY-MM-DD' };
       return { value };
     case 'number':
       if (typeof value !== 'number' || !Number.isFinite(value)) return { error: 'must be a number' };

@@ -18,7 +18,7 @@ import {
   withChildren,
 } from './review-rules';
 import { frozenBy, type LockedApplicant, ReviewsRepository, updateReturning } from './reviews.repository';
-import { HAS_OPEN_CHILD, TERMINAL_STATUSES } from '../ubos/open-children';
+import { HAS_OPEN_CHILD, REOPEN_ROUND_OF_CHILD, TERMINAL_STATUSES } from '../ubos/open-children';
 import { type ReviewActor, recordReviewEvent } from './review-events';
 
 /** A child spawned from one of a company's UBO rows; `removed` when its row is (it left the roll-up). */
@@ -92,16 +92,21 @@ export class ReviewCompletionRepository {
     actorType: ReviewActor,
   ): Promise<void> {
     const approved = verdict.reviewAnswer === 'GREEN';
-    const [{ reviewedAt }] = await updateReturning<{ reviewedAt: Date }>(
+    const [{ reviewedAt, before }] = await updateReturning<{
+      reviewedAt: Date;
+      before: { answer: string | null; rejectType: string | null };
+    }>(
       manager,
-      `UPDATE applicants
-          SET status = CASE WHEN status = 'deactivated' THEN status ELSE $2 END,
-              status_before_deactivation = CASE WHEN status = 'deactivated' THEN $2
-                                                ELSE status_before_deactivation END,
+      `UPDATE applicants a
+          SET status = CASE WHEN a.status = 'deactivated' THEN a.status ELSE $2 END,
+              status_before_deactivation = CASE WHEN a.status = 'deactivated' THEN $2
+                                                ELSE a.status_before_deactivation END,
               review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
-              moderation_comment = $6, reviewed_at = now(), updated_at = now(), attempt = attempt + 1
-        WHERE id = $1
-        RETURNING reviewed_at AS "reviewedAt"`,
+              moderation_comment = $6, reviewed_at = now(), updated_at = now(), attempt = a.attempt + 1
+         FROM applicants prior
+        WHERE a.id = $1 AND prior.id = a.id
+        RETURNING a.reviewed_at AS "reviewedAt",
+                  jsonb_build_object('answer', prior.review_answer, 'rejectType', prior.review_reject_type) AS before`,
       [
         applicant.id,
         approved ? 'approved' : 'rejected',
@@ -161,8 +166,15 @@ export class ReviewCompletionRepository {
         },
       },
     ]);
-    if (applicant.parentApplicantId && !TERMINAL_STATUSES.includes(applicant.status)) {
+    if (!applicant.parentApplicantId) return;
+    if (!TERMINAL_STATUSES.includes(applicant.status)) {
       await this.rollUpCompany(manager, applicant.parentApplicantId);
+    } else if (before.answer !== verdict.reviewAnswer || before.rejectType !== verdict.reviewRejectType) {
+      // A live child's verdict changed after its round closed (an approved owner blocklisted, a RETRY one made
+      // FINAL): the company's round opens and, every child being terminal, closes again at once, so the
+      // company's verdict takes the new one in instead of staying approved beside a rejected owner (0443).
+      const [, reopened] = await manager.query<[unknown[], number]>(REOPEN_ROUND_OF_CHILD, [applicant.id]);
+      if (reopened > 0) await this.rollUpCompany(manager, applicant.parentApplicantId);
     }
   }
 

@@ -64,12 +64,21 @@ const CONTEXT = `
 /** Why a session may not be used any more. */
 export type SessionRefusal = 'unknown' | 'expired' | 'replaced' | 'closed' | 'deactivated';
 
+/** What `refusal` judges: a session's enrollment and its applicant as they are now. */
+export interface SessionState {
+  enrollmentStatus: string;
+  expiresAt: Date;
+  enrollmentLevelId: string;
+  applicant: { levelId: string | null; status: string };
+}
+
 /**
  * Why the session behind a context may not be used, or null when it may: no such enrollment for the token's
  * applicant and product, expired (by status or by time), replaced by a newer link or one to another level,
- * closed by an operator (`failed`), or its applicant deactivated. The guard and the SDK service both judge a session by this.
+ * closed by an operator (`failed`), or its applicant deactivated. The guard, the SDK service and the link's
+ * resolve all judge a session by this, so a link never resolves to a token that every call refuses.
  */
-export function refusal(ctx: SdkContext | undefined, now = Date.now()): SessionRefusal | null {
+export function refusal(ctx: SessionState | undefined, now = Date.now()): SessionRefusal | null {
   if (!ctx) return 'unknown';
   if (ctx.enrollmentStatus === 'expired' || ctx.expiresAt.getTime() <= now) return 'expired';
   if (ctx.enrollmentStatus === 'replaced' || ctx.applicant.levelId !== ctx.enrollmentLevelId)

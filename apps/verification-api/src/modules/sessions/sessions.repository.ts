@@ -23,6 +23,8 @@ export interface EnrollmentRow {
   status: string;
   presentation: PresentationParams;
   expiresAt: Date;
+  /** The applicant's current level and status: a link to a level it has left, or of a deactivated one, is dead. */
+  applicant: { levelId: string | null; status: string };
 }
 
 @Injectable()
@@ -114,8 +116,8 @@ export class SessionsRepository {
     const [row] = await this.dataSource.query<EnrollmentRow[]>(
       `SELECT e.id, e.product_id AS "productId", e.applicant_id AS "applicantId", e.level_id AS "levelId",
               l.name AS "levelName", e.short_code AS "shortCode", e.status, e.presentation,
-              e.expires_at AS "expiresAt"
-         FROM enrollments e JOIN levels l ON l.id = e.level_id
+              e.expires_at AS "expiresAt", jsonb_build_object('levelId', a.level_id, 'status', a.status) AS applicant
+         FROM enrollments e JOIN levels l ON l.id = e.level_id JOIN applicants a ON a.id = e.applicant_id
         WHERE e.short_code = $1`,
       [shortCode],
     );

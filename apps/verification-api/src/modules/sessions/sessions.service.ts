@@ -9,6 +9,7 @@ import { ApplicantsService } from '../applicants/applicants.service';
 import type { LevelEntity } from '../levels/entities/level.entity';
 import { LevelsService } from '../levels/levels.service';
 import type { PartnerContext } from '../products/products.service';
+import { refusal } from './session-contexts';
 import { SessionsRepository } from './sessions.repository';
 
 const SHORT_CODE = /^[A-Za-z0-9_-]{8,32}$/;
@@ -100,11 +101,15 @@ export class SessionsService {
       ? await this.repository.findByShortCode(shortCode)
       : undefined;
     if (!enrollment) throw notFound('Link not found');
-    if (enrollment.expiresAt.getTime() <= Date.now() || enrollment.status === 'expired') {
-      throw new AppException(410, 'Link expired');
-    }
-    if (enrollment.status === 'replaced') throw new AppException(410, 'Link replaced by a newer one');
-    if (enrollment.status === 'failed') throw new AppException(410, 'Link closed');
+    // The SDK guard's own rule (refusal): a link it would refuse every call of is gone, not a token (0441).
+    const refused = refusal({
+      ...enrollment,
+      enrollmentStatus: enrollment.status,
+      enrollmentLevelId: enrollment.levelId,
+    });
+    if (refused === 'expired') throw new AppException(410, 'Link expired');
+    if (refused === 'replaced') throw new AppException(410, 'Link replaced by a newer one');
+    if (refused) throw new AppException(410, 'Link closed');
     const token = this.signToken(enrollment);
     return {
       token,
