@@ -86,6 +86,26 @@ export async function startHarness(
   };
 }
 
+/**
+ * An applicant created with `body` (at least its externalUserId) and a link to its current level, resolved as the
+ * hosted page does: the link's short code and the SDK token it gives.
+ */
+export async function applicantWithToken(
+  h: Harness,
+  key: Credential,
+  body: { externalUserId: string } & Record<string, unknown>,
+): Promise<{ shortCode: string; token: string }> {
+  await h.http().post('/v1/applicants').set(h.auth(key)).send(body).expect(201);
+  const path = `/v1/applicants/${encodeURIComponent(body.externalUserId)}/verifications`;
+  const { shortCode } = (await h.http().post(path).set(h.auth(key)).expect(202)).body as {
+    shortCode: string;
+  };
+  const { token } = (await h.http().get(`/api/v1/sdk/links/${shortCode}`).expect(200)).body as {
+    token: string;
+  };
+  return { shortCode, token };
+}
+
 export const INDIVIDUAL_LEVEL = {
   name: 'BASIC_KYC',
   applicantType: 'individual',

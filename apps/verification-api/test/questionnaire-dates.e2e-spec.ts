@@ -1,4 +1,4 @@
-import { type Credential, type Harness, startHarness } from './harness';
+import { applicantWithToken, type Credential, type Harness, startHarness } from './harness';
 
 /**
  * A questionnaire's `date` answer is a calendar date that exists: 2023-02-29, 2024-02-30 and 2024-04-31 are 400,
@@ -27,14 +27,10 @@ beforeAll(async () => {
 afterAll(() => h?.close());
 
 it('400 for a date that does not exist, nothing stored; a leap day and a real date are kept', async () => {
-  await h
-    .http()
-    .post('/v1/applicants')
-    .set(h.auth(key))
-    .send({ externalUserId: 'qd', verificationLevelName: 'QLEVEL' })
-    .expect(201);
-  const link = await h.http().post('/v1/applicants/qd/verifications').set(h.auth(key)).expect(202);
-  const { token } = (await h.http().get(`/api/v1/sdk/links/${link.body.shortCode}`).expect(200)).body;
+  const { token } = await applicantWithToken(h, key, {
+    externalUserId: 'qd',
+    verificationLevelName: 'QLEVEL',
+  });
   const answer = (since: string) =>
     h
       .http()

@@ -1,4 +1,4 @@
-import { type Credential, type Harness, startHarness } from './harness';
+import { applicantWithToken, type Credential, type Harness, startHarness } from './harness';
 
 /**
  * A link resolves only to a token the SDK calls accept: `GET /api/v1/sdk/links/{shortCode}` judges the session by
@@ -36,19 +36,18 @@ const mint = async (id: string, level: string) =>
   ).body.shortCode as string;
 const resolve = (code: string) => h.http().get(`/api/v1/sdk/links/${code}`);
 
-it('a submitted link whose applicant then moved to another level: 410 replaced, as the guard sees it', async () => {
-  await h
-    .http()
-    .post('/v1/applicants')
-    .set(h.auth(key))
-    .send({ externalUserId: 'mv', verificationLevelName: 'FORMS' })
-    .expect(201);
-  const code = await mint('mv', 'FORMS');
-  const { token } = (await resolve(code).expect(200)).body;
-  const sdk = (path: string) => h.http().post(`/api/v1/sdk/${path}`).set(bearer(token));
+/** An applicant on FORMS whose link was filled in and submitted: its short code and token. */
+async function submitted(externalUserId: string): Promise<{ shortCode: string; token: string }> {
+  const link = await applicantWithToken(h, key, { externalUserId, verificationLevelName: 'FORMS' });
+  const sdk = (path: string) => h.http().post(`/api/v1/sdk/${path}`).set(bearer(link.token));
   await sdk('personal-info').send({ firstName: 'A', lastName: 'B' }).expect(200);
   await sdk('steps/personal_information/submit').expect(200);
   await sdk('submit').expect(202);
+  return link;
+}
+
+it('a submitted link whose applicant then moved to another level: 410 replaced, as the guard sees it', async () => {
+  const { shortCode: code, token } = await submitted('mv');
   // Submitted, so the new link does not replace its enrollment; the applicant's level moves on.
   const fresh = await mint('mv', 'OTHER');
   await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(401);
@@ -58,18 +57,7 @@ it('a submitted link whose applicant then moved to another level: 410 replaced, 
 });
 
 it("a deactivated applicant's submitted link (deactivation closes only open ones): 410 closed", async () => {
-  await h
-    .http()
-    .post('/v1/applicants')
-    .set(h.auth(key))
-    .send({ externalUserId: 'off', verificationLevelName: 'FORMS' })
-    .expect(201);
-  const code = await mint('off', 'FORMS');
-  const { token } = (await resolve(code).expect(200)).body;
-  const sdk = (path: string) => h.http().post(`/api/v1/sdk/${path}`).set(bearer(token));
-  await sdk('personal-info').send({ firstName: 'A', lastName: 'B' }).expect(200);
-  await sdk('steps/personal_information/submit').expect(200);
-  await sdk('submit').expect(202);
+  const { shortCode: code, token } = await submitted('off');
   await h.admin('post', `/products/${productId}/applicants/off/deactivate`, {});
   await h.http().get('/api/v1/sdk/session').set(bearer(token)).expect(401);
   const closed = await resolve(code);

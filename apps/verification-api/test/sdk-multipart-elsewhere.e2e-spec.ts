@@ -1,4 +1,4 @@
-import { type Credential, type Harness, startHarness } from './harness';
+import { applicantWithToken, type Credential, type Harness, startHarness } from './harness';
 
 /**
  * The multipart parser serves the whole app for the SDK's upload call. On any other route a multipart body is
@@ -19,14 +19,7 @@ beforeAll(async () => {
     steps: [{ kind: 'personal_information' }, { kind: 'selfie' }],
     personalInfoFields: ['firstName', 'lastName'],
   });
-  await h
-    .http()
-    .post('/v1/applicants')
-    .set(h.auth(key))
-    .send({ externalUserId: 'mp', verificationLevelName: 'FLEVEL' })
-    .expect(201);
-  const link = await h.http().post('/v1/applicants/mp/verifications').set(h.auth(key)).expect(202);
-  ({ token } = (await h.http().get(`/api/v1/sdk/links/${link.body.shortCode}`).expect(200)).body);
+  ({ token } = await applicantWithToken(h, key, { externalUserId: 'mp', verificationLevelName: 'FLEVEL' }));
 });
 afterAll(() => h?.close());
 
