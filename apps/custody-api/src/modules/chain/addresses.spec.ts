@@ -22,6 +22,23 @@ describe('normalizeExternalAddress: one canonical spelling per destination', () 
     ).toMatchObject({ ok: false, field: 'address' });
   });
 
+  it('Taproot (bech32m, witness v1) addresses are addresses, lower case like bech32; a bad checksum is not', () => {
+    // BIP 350 test vectors.
+    const mainnet = 'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0';
+    const testnet = 'tb1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vq47zagq';
+    expect(normalizeExternalAddress(BTC, 'production', mainnet.toUpperCase(), undefined)).toEqual({
+      ok: true,
+      address: mainnet,
+      tag: null,
+    });
+    expect(normalizeExternalAddress(BTC, 'sandbox', testnet, undefined)).toMatchObject({ ok: true });
+    expect(normalizeExternalAddress(BTC, 'sandbox', mainnet, undefined)).toMatchObject({ ok: false });
+    expect(normalizeExternalAddress(BTC, 'sandbox', `${testnet.slice(0, -1)}p`, undefined)).toMatchObject({
+      ok: false,
+      field: 'address',
+    });
+  });
+
   it('base58 Bitcoin addresses are case-sensitive and kept as sent', () => {
     const legacy = '1Jvf1kFieaUA4iCu5xfQxdNcora2C3xRCx';
     expect(normalizeExternalAddress(BTC, 'production', legacy, undefined)).toMatchObject({

@@ -6,6 +6,9 @@ import * as ecc from 'tiny-secp256k1';
 import type { Environment } from '../../common/caller';
 
 const bip32 = BIP32Factory(ecc);
+// Witness v1 (Taproot, bech32m `bc1p…` / `tb1p…`) addresses are checked on the curve: without an ECC library
+// bitcoinjs-lib refuses every one of them ("No ECC Library provided"), so none could be a withdrawal target.
+bitcoin.initEccLib(ecc);
 
 /** The network facts address code needs about an asset. */
 export interface AddressAsset {

@@ -225,6 +225,10 @@ export class TransactionsService {
       body.destinationAddress,
       body.destinationTag,
     );
+    // A malformed tag is the tag's error, as the address book says it; an invalid address stays "not in the
+    // book", so the answer does not tell an invalid address from an unknown one.
+    if (!destination.ok && destination.field === 'tag')
+      throw badRequest(destination.message, { destinationTag: [destination.message] });
     if (!destination.ok) throw notInBook();
     const record: TransactionRecord = {
       ...this.baseRecord(caller, 'Withdrawal', source, asset, units),
