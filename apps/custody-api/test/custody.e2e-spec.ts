@@ -268,6 +268,13 @@ describe('address book', () => {
       .expect(201);
     const filtered = await api.get(`/address-book?assetId=${ASSETS.BTC}`).expect(200);
     expect(filtered.body.items.map((e: { id: string }) => e.id)).toEqual([btc.body.id]);
+    // The filter takes the asset as POST does, by symbol too; an unknown symbol is a 400, an unknown id lists none.
+    const bySymbol = await api.get('/address-book?assetId=btc').expect(200);
+    expect(bySymbol.body.items.map((e: { id: string }) => e.id)).toEqual([btc.body.id]);
+    const unknown = await api.get('/address-book?assetId=DOGE').expect(400);
+    expect(unknown.body.errors).toEqual({ assetId: ['Unknown asset: give its id or its symbol'] });
+    const none = await api.get('/address-book?assetId=00000000-0000-4000-8000-000000000000').expect(200);
+    expect(none.body.items).toEqual([]);
     await api.get(`/address-book/${btc.body.id}`).expect(200);
     await other.get(`/address-book/${btc.body.id}`).expect(404);
     await other.delete(`/address-book/${btc.body.id}`).expect(404);

@@ -62,7 +62,15 @@ export const createAddressBookEntrySchema = z.object({
 });
 
 /** GET /address-book query. */
-export const listAddressBookSchema = z.object({ assetId: uuid.optional() });
+export const listAddressBookSchema = z.object({
+  assetId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("The asset's id, or its symbol (`XRP`), as for POST /address-book"),
+});
 
 /** POST /transactions/transfer. */
 export const transferSchema = z.object({

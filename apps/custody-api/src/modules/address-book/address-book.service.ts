@@ -59,7 +59,11 @@ export class AddressBookService {
   }
 
   async list(caller: Caller, query: unknown) {
-    const { assetId } = listAddressBookSchema.parse(query ?? {});
+    const { assetId: ref } = listAddressBookSchema.parse(query ?? {});
+    // The asset as POST takes it, by id or symbol; an id of no asset lists nothing, anything else is a 400.
+    const assetId = ref === undefined ? undefined : ((await this.assets.findByRef(ref))?.id ?? ref);
+    if (assetId !== undefined && !isUuid(assetId))
+      throw badRequest('Unknown asset', { assetId: ['Unknown asset: give its id or its symbol'] });
     return { items: (await this.repository.list(caller, assetId)).map(entryDto) };
   }
 
