@@ -163,12 +163,9 @@ it('dead-letters a failed delivery whose host resolves to a private address on i
 it('refuses the retry of a pending delivery with 409, and leaves it as it was', async () => {
   const tenantId = 'tenant-pending';
   const endpoint = await putEndpoint(app, receiver, tenantId, '/pending');
-  const [eventId] = await insertDue(db, endpoint, 1);
-  // Due in an hour: the poller leaves it pending.
-  await db.query(
-    `UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 hour' WHERE event_id = $1`,
-    [eventId],
-  );
+  // Due in an hour from its insert on (a negative `agoMs`): the poller leaves it pending. Inserted due now and
+  // pushed back after, it could be claimed and delivered in between on a loaded machine.
+  const [eventId] = await insertDue(db, endpoint, 1, -3_600_000);
   const id = await deliveryOf(eventId!);
   expect(await rpc(app, WEBHOOK_RPC.RETRY_DELIVERY, { tenantId, source: 'custody', id })).toEqual({
     ok: false,
