@@ -92,21 +92,16 @@ export class ReviewCompletionRepository {
     actorType: ReviewActor,
   ): Promise<void> {
     const approved = verdict.reviewAnswer === 'GREEN';
-    const [{ reviewedAt, before }] = await updateReturning<{
-      reviewedAt: Date;
-      before: { answer: string | null; rejectType: string | null };
-    }>(
+    const [{ reviewedAt }] = await updateReturning<{ reviewedAt: Date }>(
       manager,
-      `UPDATE applicants a
-          SET status = CASE WHEN a.status = 'deactivated' THEN a.status ELSE $2 END,
-              status_before_deactivation = CASE WHEN a.status = 'deactivated' THEN $2
-                                                ELSE a.status_before_deactivation END,
+      `UPDATE applicants
+          SET status = CASE WHEN status = 'deactivated' THEN status ELSE $2 END,
+              status_before_deactivation = CASE WHEN status = 'deactivated' THEN $2
+                                                ELSE status_before_deactivation END,
               review_answer = $3, review_reject_type = $4, reject_labels = $5::jsonb,
-              moderation_comment = $6, reviewed_at = now(), updated_at = now(), attempt = a.attempt + 1
-         FROM applicants prior
-        WHERE a.id = $1 AND prior.id = a.id
-        RETURNING a.reviewed_at AS "reviewedAt",
-                  jsonb_build_object('answer', prior.review_answer, 'rejectType', prior.review_reject_type) AS before`,
+              moderation_comment = $6, reviewed_at = now(), updated_at = now(), attempt = attempt + 1
+        WHERE id = $1
+        RETURNING reviewed_at AS "reviewedAt"`,
       [
         applicant.id,
         approved ? 'approved' : 'rejected',
@@ -169,7 +164,10 @@ export class ReviewCompletionRepository {
     if (!applicant.parentApplicantId) return;
     if (!TERMINAL_STATUSES.includes(applicant.status)) {
       await this.rollUpCompany(manager, applicant.parentApplicantId);
-    } else if (before.answer !== verdict.reviewAnswer || before.rejectType !== verdict.reviewRejectType) {
+    } else if (
+      applicant.reviewAnswer !== verdict.reviewAnswer ||
+      applicant.reviewRejectType !== verdict.reviewRejectType
+    ) {
       // A live child's verdict changed after its round closed (an approved owner blocklisted, a RETRY one made
       // FINAL): the company's round opens and, every child being terminal, closes again at once, so the
       // company's verdict takes the new one in instead of staying approved beside a rejected owner (0443).

@@ -35,6 +35,9 @@ export interface LockedApplicant {
   type: 'individual' | 'company';
   levelId: string | null;
   status: string;
+  /** The verdict it holds now (null before its first): what a new verdict is compared with. */
+  reviewAnswer: string | null;
+  reviewRejectType: string | null;
   parentApplicantId: string | null;
   sandbox: boolean;
   blocklisted: boolean;
@@ -89,7 +92,8 @@ export class ReviewsRepository {
   async lockApplicant(manager: EntityManager, applicantId: string): Promise<LockedApplicant | undefined> {
     const [row] = await manager.query<LockedApplicant[]>(
       `SELECT id, product_id AS "productId", external_user_id AS "externalUserId", type, level_id AS "levelId",
-              status, parent_applicant_id AS "parentApplicantId", sandbox, blocklisted, created_at AS "createdAt"
+              status, review_answer AS "reviewAnswer", review_reject_type AS "reviewRejectType",
+              parent_applicant_id AS "parentApplicantId", sandbox, blocklisted, created_at AS "createdAt"
          FROM applicants WHERE id = $1 FOR UPDATE`,
       [applicantId],
     );
